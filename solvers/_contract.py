@@ -1,0 +1,215 @@
+"""The solver contract shared by every classical solver and by surrogates.
+
+``solve(inputs)`` accepts a numpy array or an :class:`xarray.DataArray` with a leading
+``sample`` dimension (or a single sample without it) and returns the solution in the
+same form: numpy in, numpy out; xarray in, xarray out with the same dims and coords.
+
+:func:`as_batch` validates the input and turns it into a float64 array of shape
+``(n_samples, *core_shape)``; the :class:`Batch` it returns knows how to put a result
+back into the caller's form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import InputError, ShapeError
+
+__all__ = ["Batch", "SolveReport", "as_batch", "check_finite", "check_positive"]
+
+SAMPLE_DIM = "sample"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SolveReport:
+    """Per-sample diagnostics of one ``solve`` call.
+
+    Attributes
+    ----------
+    iterations : (n_samples,) int array
+        Linear-solver iterations (Darcy; 1 for a direct solve) or time steps (Burgers).
+    residual : (n_samples,) float array
+        Final relative residual ``||b - A u|| / ||b||`` of the discrete system (Darcy),
+        or an a-posteriori error estimate (Burgers; NaN where none is computed).
+    solve_time : (n_samples,) float array
+        Wall time in seconds attributed to each sample (batched work is split evenly).
+    method : str
+        Human-readable name of the discretisation and linear solver.
+    """
+
+    iterations: NDArray[np.int64]
+    residual: NDArray[np.float64]
+    solve_time: NDArray[np.float64]
+    method: str = ""
+
+    def __post_init__(self) -> None:
+        n = len(self.iterations)
+        if len(self.residual) != n or len(self.solve_time) != n:
+            msg = (
+                "SolveReport fields must have one entry per sample; got "
+                f"{len(self.iterations)}, {len(self.residual)}, {len(self.solve_time)}."
+            )
+            raise ValueError(msg)
+
+    @classmethod
+    def concatenate(cls, reports: Sequence[SolveReport]) -> SolveReport:
+        """Join the reports of consecutive chunks of samples."""
+        if not reports:
+            msg = "`reports` must hold at least one SolveReport; got none."
+            raise InputError(msg)
+        return cls(
+            iterations=np.concatenate([r.iterations for r in reports]),
+            residual=np.concatenate([r.residual for r in reports]),
+            solve_time=np.concatenate([r.solve_time for r in reports]),
+            method=reports[0].method,
+        )
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A validated input batch and the recipe to return results in the caller's form.
+
+    Attributes
+    ----------
+    values : (n_samples, *core_shape) float64 array
+    single : bool
+        True when the caller passed one sample without the ``sample`` dimension.
+    template : xarray.DataArray or None
+        The caller's DataArray (for dims, coords and attrs), None for numpy input.
+    """
+
+    values: NDArray[np.float64]
+    single: bool
+    template: Any = field(default=None, repr=False)
+
+    def restore(
+        self,
+        result: NDArray[np.float64],
+        *,
+        name: str | None = None,
+        extra_dims: Sequence[tuple[str, NDArray[np.float64]]] = (),
+        attrs: dict[str, Any] | None = None,
+    ) -> Any:
+        """Return ``result`` (shape ``(n_samples, *extra, *core)``) in the caller's form.
+
+        Parameters
+        ----------
+        result
+            Batched result; extra dimensions (e.g. ``time``) come right after ``sample``.
+        name
+            Name of the returned DataArray (xarray input only).
+        extra_dims
+            ``(dim_name, coordinate_values)`` for each extra dimension, in order.
+        attrs
+            Attributes of the returned DataArray (xarray input only).
+        """
+        out = result[0] if self.single else result
+        if self.template is None:
+            return out
+        import xarray as xr
+
+        tmpl = self.template
+        core_dims = [d for d in tmpl.dims if d != SAMPLE_DIM]
+        dims = ([] if self.single else [SAMPLE_DIM]) + [d for d, _ in extra_dims] + core_dims
+        coords = {k: v for k, v in tmpl.coords.items() if set(v.dims) <= set(dims)}
+        for d, values in extra_dims:
+            coords[d] = values
+        return xr.DataArray(out, dims=dims, coords=coords, name=name, attrs=attrs or {})
+
+
+def as_batch(
+    inputs: Any,
+    *,
+    name: str,
+    core_dims: Sequence[str],
+    core_shape: Sequence[int | None] | None = None,
+) -> Batch:
+    """Validate solver input and return it as a float64 batch.
+
+    Parameters
+    ----------
+    inputs : array_like or xarray.DataArray
+        Shape ``(n_samples, *core)`` or ``core`` for one sample. A DataArray must have dims
+        ``("sample", *core_dims)`` or ``core_dims``.
+    name
+        Argument name used in error messages (e.g. ``"u0"`` or ``"a"``).
+    core_dims
+        Names of the spatial dimensions, e.g. ``("x",)`` or ``("x", "y")``.
+    core_shape
+        Required size of each spatial dimension, None for any size.
+
+    Raises
+    ------
+    InputError
+        For non-real or non-floating dtypes, NaN or infinite values, or empty input.
+    ShapeError
+        For the wrong number of dimensions, wrong dimension names, or wrong sizes.
+    """
+    core_dims = tuple(core_dims)
+    ndim = len(core_dims)
+    template = None
+    if hasattr(inputs, "dims") and hasattr(inputs, "coords"):
+        dims = tuple(inputs.dims)
+        if dims not in ((SAMPLE_DIM, *core_dims), core_dims):
+            msg = (
+                f"`{name}` must have dims {(SAMPLE_DIM, *core_dims)} or {core_dims}; "
+                f"got {dims}. Use .transpose(...) or .rename(...) to match."
+            )
+            raise ShapeError(msg)
+        template = inputs
+        array = np.asarray(inputs.values)
+    else:
+        array = np.asarray(inputs)
+    if array.dtype.kind not in "f":
+        msg = (
+            f"`{name}` must be a real floating-point array; got dtype {array.dtype}. "
+            "Convert explicitly, e.g. inputs.astype(np.float64)."
+        )
+        raise InputError(msg)
+    if array.ndim not in (ndim, ndim + 1):
+        msg = (
+            f"`{name}` must have shape (n_samples, {', '.join(core_dims)}) or "
+            f"({', '.join(core_dims)},) for one sample; got shape {array.shape}."
+        )
+        raise ShapeError(msg)
+    single = array.ndim == ndim
+    batch = array[None] if single else array
+    if batch.shape[0] == 0:
+        msg = f"`{name}` must hold at least one sample; got shape {array.shape}."
+        raise InputError(msg)
+    if core_shape is not None:
+        for dim, want, got in zip(core_dims, core_shape, batch.shape[1:], strict=True):
+            if want is not None and want != got:
+                msg = (
+                    f"`{name}` must have {want} points along '{dim}'; got {got} "
+                    f"(shape {array.shape})."
+                )
+                raise ShapeError(msg)
+    check_finite(batch, name=name)
+    return Batch(np.ascontiguousarray(batch, dtype=np.float64), single, template)
+
+
+def check_finite(values: NDArray[Any], *, name: str) -> None:
+    """Raise :class:`InputError` naming the first sample that holds NaN or inf."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        first = np.argwhere(bad)[0]
+        msg = (
+            f"`{name}` must be finite; got {np.count_nonzero(bad)} NaN/inf value(s), "
+            f"the first at index {tuple(int(i) for i in first)}."
+        )
+        raise InputError(msg)
+
+
+def check_positive(value: float, *, name: str) -> float:
+    """Return ``float(value)`` if it is finite and > 0, else raise :class:`InputError`."""
+    v = float(value)
+    if not np.isfinite(v) or v <= 0:
+        msg = f"`{name}` must be a finite number > 0; got {value!r}."
+        raise InputError(msg)
+    return v

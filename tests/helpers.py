@@ -1,0 +1,20 @@
+"""Test helpers: observed convergence orders with readable failure messages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def observed_order(h: Sequence[float], err: Sequence[float]) -> float:
+    """Least-squares slope of log(err) against log(h)."""
+    slope, _ = np.polyfit(np.log(np.asarray(h, float)), np.log(np.asarray(err, float)), 1)
+    return float(slope)
+
+
+def assert_order(h: Sequence[float], err: Sequence[float], expected: float, tol: float) -> None:
+    """Assert |observed - expected| < tol, printing the error table on failure."""
+    p = observed_order(h, err)
+    table = "\n".join(f"  h={hi:.4e}  err={ei:.4e}" for hi, ei in zip(h, err, strict=True))
+    assert abs(p - expected) < tol, f"observed order {p:.3f}, expected {expected} +- {tol}\n{table}"
