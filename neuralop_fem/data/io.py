@@ -1,0 +1,183 @@
+"""Save and load neuralop_fem datasets as netCDF4 files.
+
+Files are written with the netCDF4 engine (HDF5 storage), field variables chunked by sample,
+zlib-compressed with the shuffle filter and Fletcher-32 checksums (a corrupted chunk raises on
+read instead of returning wrong numbers). A save goes to a temporary file in the target
+directory and is renamed into place with :func:`os.replace`, so a killed run never leaves a
+file that looks complete. Loading is lazy (dask-backed) and validates the schema first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..errors import DatasetError, InputError
+from . import schema as S
+
+__all__ = ["CHUNK_BYTES", "as_storage_dtype", "load_dataset", "save_dataset"]
+
+#: Target size in bytes of one on-disk chunk of a field variable (whole samples per chunk).
+CHUNK_BYTES = 1 << 20
+
+_DTYPES = ("float32", "float64")
+
+
+def as_storage_dtype(ds: xr.Dataset, dtype: str) -> xr.Dataset:
+    """Return ``ds`` with its field variables cast to ``dtype`` and the attribute updated.
+
+    Coordinates and diagnostics keep their schema dtypes (float64/int64/uint64).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A dataset that follows the schema.
+    dtype : {"float64", "float32"}
+    """
+    if dtype not in _DTYPES:
+        msg = f"`dtype` must be one of {_DTYPES}; got {dtype!r}."
+        raise InputError(msg)
+    problem = ds.attrs.get("problem")
+    names = [n for n in (*S.FIELD_VARIABLES.get(problem, {}), S.U_T) if n in ds.data_vars]
+    out = ds.copy()
+    for name in names:
+        out[name] = ds[name].astype(dtype)
+    out.attrs[S.STORAGE_DTYPE] = dtype
+    return out
+
+
+def _encoding(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
+    enc: dict[str, dict[str, Any]] = {}
+    for name, var in ds.variables.items():
+        if name in ds.coords:
+            # Coordinates have no missing values: no _FillValue (cleaner ncdump, CF).
+            enc[str(name)] = {"_FillValue": None}
+            continue
+        e: dict[str, Any] = {"zlib": True, "complevel": 4, "shuffle": True, "fletcher32": True}
+        if var.dims and var.dims[0] == S.SAMPLE and var.ndim > 1:
+            per_sample = int(np.prod(var.shape[1:])) * var.dtype.itemsize
+            k = max(1, min(var.shape[0], CHUNK_BYTES // max(per_sample, 1)))
+            e["chunksizes"] = (k, *var.shape[1:])
+        elif var.dims:
+            e["chunksizes"] = tuple(var.shape)
+        if var.dtype.kind in "iu":
+            e["_FillValue"] = None
+        enc[str(name)] = e
+    return enc
+
+
+def save_dataset(
+    ds: xr.Dataset, path: str | os.PathLike[str], *, dtype: str = "float64", overwrite: bool = False
+) -> Path:
+    """Write a dataset to a netCDF4 file, atomically.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Must follow the schema (checked with :func:`~neuralop_fem.data.schema.validate`).
+        May be lazy (dask-backed, e.g. from :func:`load_dataset`).
+    path : path-like
+        Target file; its directory must exist.
+    dtype : {"float64", "float32"}
+        Storage type of the field variables; recorded in the ``storage_dtype`` attribute.
+    overwrite : bool
+        Replace an existing file; without it an existing ``path`` is an error.
+
+    Returns
+    -------
+    pathlib.Path
+        The written file.
+
+    Raises
+    ------
+    InputError
+        ``path`` exists and ``overwrite`` is False, its directory does not exist, or a bad dtype.
+    DatasetError
+        ``ds`` does not follow the schema.
+    """
+    path = Path(path)
+    if dtype not in _DTYPES:
+        msg = f"`dtype` must be one of {_DTYPES}; got {dtype!r}."
+        raise InputError(msg)
+    if path.exists() and not overwrite:
+        msg = f"`path` must not exist (pass overwrite=True to replace it); got existing file {path}."
+        raise InputError(msg)
+    if not path.parent.is_dir():
+        msg = f"`path` must be in an existing directory; got {path} ({path.parent} does not exist)."
+        raise InputError(msg)
+    S.validate(ds, source="dataset to save")
+    out = as_storage_dtype(ds, dtype)
+    for var in out.variables.values():
+        var.encoding = {}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        out.to_netcdf(tmp, mode="w", format="NETCDF4", engine="netcdf4", encoding=_encoding(out))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    return path
+
+
+def load_dataset(
+    path: str | os.PathLike[str],
+    *,
+    chunks: int | Mapping[str, int] | None = None,
+) -> xr.Dataset:
+    """Open a neuralop_fem netCDF file lazily and validate it.
+
+    Parameters
+    ----------
+    path : path-like
+    chunks : int, mapping or None
+        dask chunking. None (default): the file's own chunks (whole samples, ~1 MiB);
+        an int: that many samples per chunk; a mapping: passed to xarray as is.
+
+    Returns
+    -------
+    xarray.Dataset
+        dask-backed: nothing but coordinates is read until asked (``.load()``, ``.values``).
+
+    Raises
+    ------
+    DatasetError
+        ``"<path>: <what is wrong>"`` if the file does not exist, is not netCDF, is truncated
+        or corrupt, or does not follow the schema (see
+        :func:`~neuralop_fem.data.schema.validate`).
+    """
+    path = Path(path)
+    if not path.is_file():
+        msg = f"{path}: no such file."
+        raise DatasetError(msg)
+    if chunks is None:
+        xr_chunks: Any = {}
+    elif isinstance(chunks, int | np.integer) and not isinstance(chunks, bool):
+        if chunks < 1:
+            msg = f"`chunks` must be >= 1 samples; got {chunks}."
+            raise InputError(msg)
+        xr_chunks = {S.SAMPLE: int(chunks)}
+    elif isinstance(chunks, Mapping):
+        xr_chunks = dict(chunks)
+    else:
+        msg = f"`chunks` must be None, an int or a mapping; got {chunks!r}."
+        raise InputError(msg)
+    try:
+        ds = xr.open_dataset(path, engine="netcdf4", chunks=xr_chunks, decode_timedelta=False)
+    except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:
+        msg = f"{path}: cannot be read as a netCDF4 file (not netCDF, truncated or corrupt): {exc}"
+        raise DatasetError(msg) from exc
+    try:
+        S.validate(ds, source=str(path))
+    except BaseException:
+        ds.close()
+        raise
+    return ds

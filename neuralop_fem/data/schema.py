@@ -1,0 +1,544 @@
+"""The neuralop_fem dataset schema: names, attributes, builders and validation.
+
+One :class:`xarray.Dataset` per problem, stored as one netCDF4 file (see
+``docs/data_format.md``). Every name used in files is defined once here.
+
+Burgers (1D periodic, grid ``x_i = i/n`` on [0, 1), no duplicated endpoint)::
+
+    u0(sample, x)            initial condition
+    u(sample, x)             solution at the final time
+    u_t(sample, time, x)     optional trajectory at the output times
+
+Darcy (2D node grid ``x_i = i/(n-1)`` on [0, 1], boundary included)::
+
+    a(sample, x, y)          coefficient of -div(a grad u) = f
+    u(sample, x, y)          solution, u = 0 on the boundary
+
+Both, per sample: ``seed`` (uint64), ``iterations`` (int64), ``residual`` (float64),
+``solve_time`` (float64, seconds). Coordinate ``sample`` is the int64 global sample index.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from .._version import __version__
+from ..errors import DatasetError
+
+__all__ = [
+    "A",
+    "CONVENTIONS",
+    "DIAGNOSTICS",
+    "FIELD_VARIABLES",
+    "ITERATIONS",
+    "ITERATIONS_UNKNOWN",
+    "PROBLEMS",
+    "REQUIRED_ATTRS",
+    "RESIDUAL",
+    "SAMPLE",
+    "SCHEMA_VERSION",
+    "SEED",
+    "SEED_UNKNOWN",
+    "SOLVE_TIME",
+    "STORAGE_DTYPE",
+    "TIME",
+    "U",
+    "U0",
+    "U_T",
+    "VARIABLE_ATTRS",
+    "X",
+    "Y",
+    "burgers_dataset",
+    "burgers_grid",
+    "darcy_dataset",
+    "darcy_grid",
+    "netcdf_attrs",
+    "validate",
+]
+
+SCHEMA_VERSION = 1
+CONVENTIONS = "CF-1.8"
+
+# Dimension names.
+SAMPLE = "sample"
+X = "x"
+Y = "y"
+TIME = "time"
+
+# Variable names.
+U0 = "u0"
+U = "u"
+U_T = "u_t"
+A = "a"
+SEED = "seed"
+ITERATIONS = "iterations"
+RESIDUAL = "residual"
+SOLVE_TIME = "solve_time"
+
+# Global attribute recording the floating-point type of the stored fields.
+STORAGE_DTYPE = "storage_dtype"
+
+#: Sentinel stored in ``seed`` when the per-sample seed is unknown (imported data).
+SEED_UNKNOWN = np.uint64(np.iinfo(np.uint64).max)
+#: Sentinel stored in ``iterations`` when unknown; ``residual``/``solve_time`` use NaN.
+ITERATIONS_UNKNOWN = -1
+
+PROBLEMS = ("burgers", "darcy")
+DIAGNOSTICS = (SEED, ITERATIONS, RESIDUAL, SOLVE_TIME)
+
+#: Field variables (floating point, cast by the storage dtype) and their dims, per problem.
+FIELD_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {
+    "burgers": {U0: (SAMPLE, X), U: (SAMPLE, X)},
+    "darcy": {A: (SAMPLE, X, Y), U: (SAMPLE, X, Y)},
+}
+OPTIONAL_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "burgers": {U_T: (SAMPLE, TIME, X)},
+    "darcy": {},
+}
+
+REQUIRED_ATTRS = (
+    "Conventions",
+    "title",
+    "problem",
+    "neuralop_fem_schema_version",
+    "neuralop_fem_version",
+    "created",
+    "dataset_seed",
+    "source",
+    "config_json",
+    STORAGE_DTYPE,
+)
+
+_BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
+#: ``units`` and ``long_name`` of every variable and coordinate (problem-specific where keyed).
+VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
+    "burgers": {
+        U0: {"units": "1", "long_name": "initial condition u(x, t=0) (nondimensional)"},
+        U: {"units": "1", "long_name": "solution u(x, t=final_time) (nondimensional); " + _BURGERS_U},
+        U_T: {"units": "1", "long_name": "solution u(x, t) at the output times (nondimensional)"},
+        X: {
+            "units": "1",
+            "long_name": "position on the periodic unit interval [0, 1), x_i = i/n",
+            "axis": "X",
+        },
+        TIME: {"units": "1", "long_name": "time (nondimensional)", "axis": "T"},
+        ITERATIONS: {"units": "1", "long_name": "number of time steps of the solver"},
+        RESIDUAL: {
+            "units": "1",
+            "long_name": "a-posteriori error estimate of the solver (NaN where none is computed)",
+        },
+    },
+    "darcy": {
+        A: {"units": "1", "long_name": "coefficient a(x, y) of -div(a grad u) = f"},
+        U: {"units": "1", "long_name": "solution u(x, y) of -div(a grad u) = f, u = 0 on the boundary"},
+        X: {
+            "units": "1",
+            "long_name": "position x on [0, 1] (node grid incl. boundary, x_i = i/(n-1))",
+            "axis": "X",
+        },
+        Y: {
+            "units": "1",
+            "long_name": "position y on [0, 1] (node grid incl. boundary, y_j = j/(n-1))",
+            "axis": "Y",
+        },
+        ITERATIONS: {"units": "1", "long_name": "linear-solver iterations (1 for a direct solve)"},
+        RESIDUAL: {"units": "1", "long_name": "final relative residual ||b - A u|| / ||b||"},
+    },
+    "common": {
+        SAMPLE: {"units": "1", "long_name": "global sample index k"},
+        SEED: {
+            "units": "1",
+            "long_name": "per-sample seed: np.random.SeedSequence([dataset_seed, k]) state; "
+            "regenerates sample k alone",
+        },
+        SOLVE_TIME: {"units": "s", "long_name": "wall time of the solve of this sample"},
+    },
+}
+
+
+def _var_attrs(problem: str, name: str) -> dict[str, str]:
+    table = VARIABLE_ATTRS[problem]
+    return dict(table[name] if name in table else VARIABLE_ATTRS["common"][name])
+
+
+def burgers_grid(n: int) -> np.ndarray:
+    """The periodic Burgers grid ``x_i = i/n``, ``i = 0..n-1`` (float64, shape ``(n,)``)."""
+    return np.arange(n, dtype=np.float64) / n
+
+
+def darcy_grid(n: int) -> np.ndarray:
+    """The Darcy node grid ``x_i = i/(n-1)``, ``i = 0..n-1`` on [0, 1] (float64, ``(n,)``)."""
+    return np.arange(n, dtype=np.float64) / (n - 1)
+
+
+def netcdf_attrs(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``mapping`` as plain netCDF attributes a person can read.
+
+    bool -> int (0/1), None -> the string ``"none"``, nested mappings are flattened with
+    ``parent_child`` keys, sequences of numbers -> float64/int64 arrays, sequences of strings
+    -> one comma-separated string, numpy scalars -> Python scalars.
+
+    Raises
+    ------
+    DatasetError
+        For a value of another type.
+    """
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        if isinstance(value, Mapping):
+            for sub, v in netcdf_attrs(value).items():
+                out[f"{key}_{sub}"] = v
+        elif isinstance(value, bool | np.bool_):
+            out[key] = int(value)
+        elif value is None:
+            out[key] = "none"
+        elif isinstance(value, str):
+            out[key] = value
+        elif isinstance(value, int | np.integer):
+            out[key] = int(value)
+        elif isinstance(value, float | np.floating):
+            out[key] = float(value)
+        elif isinstance(value, list | tuple | np.ndarray):
+            arr = np.asarray(value)
+            if arr.dtype.kind in "US" or (arr.dtype.kind == "O" and all(isinstance(v, str) for v in value)):
+                out[key] = ",".join(str(v) for v in value)
+            elif arr.dtype.kind in "iu":
+                out[key] = arr.astype(np.int64)
+            elif arr.dtype.kind in "fb":
+                out[key] = arr.astype(np.float64)
+            else:
+                msg = f"attribute `{key}` must be numbers or strings; got {value!r}."
+                raise DatasetError(msg)
+        else:
+            msg = (
+                f"attribute `{key}` must be a str, number, bool, None, sequence or mapping; "
+                f"got {type(value).__name__}."
+            )
+            raise DatasetError(msg)
+    return out
+
+
+def _global_attrs(problem: str, attrs: Mapping[str, Any], dtype: np.dtype) -> dict[str, Any]:
+    plain = netcdf_attrs(attrs)
+    config_json = plain.pop("config_json", None)
+    if config_json is None:
+        config_json = json.dumps(dict(attrs), sort_keys=True, default=str)
+    out: dict[str, Any] = {
+        "Conventions": CONVENTIONS,
+        "title": f"neuralop_fem {problem} dataset",
+        "problem": problem,
+        "neuralop_fem_schema_version": SCHEMA_VERSION,
+        "neuralop_fem_version": __version__,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        STORAGE_DTYPE: str(dtype),
+    }
+    out.update(plain)
+    out["problem"] = problem
+    out["neuralop_fem_schema_version"] = SCHEMA_VERSION
+    out["config_json"] = config_json
+    return out
+
+
+def _field(values: Any, *, name: str, ndim: int) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype not in (np.float32, np.float64):
+        msg = f"`{name}` must be a float32 or float64 array; got dtype {arr.dtype}."
+        raise DatasetError(msg)
+    if arr.ndim != ndim:
+        msg = f"`{name}` must have {ndim} dimensions; got shape {arr.shape}."
+        raise DatasetError(msg)
+    return arr
+
+
+def _per_sample(values: Any, *, name: str, n: int, dtype: Any) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.shape != (n,):
+        msg = f"`{name}` must have shape ({n},), one entry per sample; got shape {arr.shape}."
+        raise DatasetError(msg)
+    if dtype is np.uint64 and arr.dtype.kind == "i" and (arr < 0).any():
+        msg = f"`{name}` must be non-negative integers; got a minimum of {arr.min()}."
+        raise DatasetError(msg)
+    return arr.astype(dtype)
+
+
+def _assemble(
+    problem: str,
+    fields: dict[str, tuple[tuple[str, ...], np.ndarray]],
+    coords: dict[str, np.ndarray],
+    *,
+    seed: Any,
+    iterations: Any,
+    residual: Any,
+    solve_time: Any,
+    attrs: Mapping[str, Any],
+) -> xr.Dataset:
+    n = next(iter(fields.values()))[1].shape[0]
+    dtypes = {arr.dtype for _, arr in fields.values()}
+    if len(dtypes) != 1:
+        msg = f"the fields must share one dtype; got {sorted(str(d) for d in dtypes)}."
+        raise DatasetError(msg)
+    data_vars: dict[str, Any] = {
+        name: (dims, arr, _var_attrs(problem, name)) for name, (dims, arr) in fields.items()
+    }
+    per_sample = {
+        SEED: (seed, np.uint64),
+        ITERATIONS: (iterations, np.int64),
+        RESIDUAL: (residual, np.float64),
+        SOLVE_TIME: (solve_time, np.float64),
+    }
+    for name, (values, dtype) in per_sample.items():
+        arr = _per_sample(values, name=name, n=n, dtype=dtype)
+        data_vars[name] = ((SAMPLE,), arr, _var_attrs(problem, name))
+    xr_coords = {
+        name: ((name,), np.asarray(values), _var_attrs(problem, name)) for name, values in coords.items()
+    }
+    ds = xr.Dataset(data_vars, coords=xr_coords, attrs=_global_attrs(problem, attrs, dtypes.pop()))
+    return validate(ds, source="<in-memory dataset>")
+
+
+def _sample_coord(sample: Any, n: int) -> np.ndarray:
+    if sample is None:
+        return np.arange(n, dtype=np.int64)
+    arr = np.asarray(sample)
+    if arr.shape != (n,) or arr.dtype.kind not in "iu":
+        msg = f"`sample` must be {n} integer indices; got dtype {arr.dtype}, shape {arr.shape}."
+        raise DatasetError(msg)
+    return arr.astype(np.int64)
+
+
+def burgers_dataset(
+    u0: Any,
+    u: Any,
+    *,
+    x: Any = None,
+    sample: Any = None,
+    seed: Any,
+    iterations: Any,
+    residual: Any,
+    solve_time: Any,
+    attrs: Mapping[str, Any],
+    u_t: Any = None,
+    time: Any = None,
+) -> xr.Dataset:
+    """Build a Burgers dataset that follows the schema.
+
+    Parameters
+    ----------
+    u0, u : (n_samples, n) float array
+        Initial condition and solution at the final time on the grid ``x_i = i/n``.
+    x : (n,) float array, optional
+        Grid; default ``burgers_grid(n)``. Must equal it (validated).
+    sample : (n_samples,) int array, optional
+        Global sample indices; default ``0..n_samples-1``.
+    seed, iterations, residual, solve_time : (n_samples,) arrays
+        Per-sample seed (uint64), time steps, error estimate and wall time (s).
+    attrs : mapping
+        Global attributes: must hold ``dataset_seed`` and ``source``; every physical and
+        numerical parameter (``viscosity``, ``final_time``, ``grf_sigma`` ...); optional
+        ``config_json`` (default: a JSON copy of ``attrs``), ``title``, ``created``. Values are
+        converted with :func:`netcdf_attrs`.
+    u_t : (n_samples, n_times, n) float array, optional
+        Trajectory at the times ``time`` (required together).
+
+    Returns
+    -------
+    xarray.Dataset
+        Validated with :func:`validate`.
+    """
+    u0 = _field(u0, name=U0, ndim=2)
+    u = _field(u, name=U, ndim=2)
+    if u0.shape != u.shape:
+        msg = f"`u` must have the shape of `u0` {u0.shape}; got {u.shape}."
+        raise DatasetError(msg)
+    n_samples, n = u.shape
+    fields = {U0: ((SAMPLE, X), u0), U: ((SAMPLE, X), u)}
+    coords = {SAMPLE: _sample_coord(sample, n_samples), X: burgers_grid(n) if x is None else x}
+    if (u_t is None) != (time is None):
+        msg = "`u_t` and `time` must be given together; got only one of them."
+        raise DatasetError(msg)
+    if u_t is not None:
+        u_t = _field(u_t, name=U_T, ndim=3)
+        time = np.asarray(time, dtype=np.float64)
+        if u_t.shape != (n_samples, time.size, n):
+            msg = f"`u_t` must have shape {(n_samples, time.size, n)}; got {u_t.shape}."
+            raise DatasetError(msg)
+        fields[U_T] = ((SAMPLE, TIME, X), u_t)
+        coords[TIME] = time
+    return _assemble(
+        "burgers",
+        fields,
+        coords,
+        seed=seed,
+        iterations=iterations,
+        residual=residual,
+        solve_time=solve_time,
+        attrs=attrs,
+    )
+
+
+def darcy_dataset(
+    a: Any,
+    u: Any,
+    *,
+    x: Any = None,
+    y: Any = None,
+    sample: Any = None,
+    seed: Any,
+    iterations: Any,
+    residual: Any,
+    solve_time: Any,
+    attrs: Mapping[str, Any],
+) -> xr.Dataset:
+    """Build a Darcy dataset that follows the schema.
+
+    Parameters
+    ----------
+    a, u : (n_samples, n, n) float array
+        Coefficient and solution of ``-div(a grad u) = f``, ``u = 0`` on the boundary, on the
+        node grid ``x_i = y_i = i/(n-1)``; axis 1 is ``x``, axis 2 is ``y``.
+    x, y : (n,) float array, optional
+        Grid; default ``darcy_grid(n)``. Must equal it (validated).
+    sample, seed, iterations, residual, solve_time, attrs
+        As in :func:`burgers_dataset` (``attrs`` with ``forcing``, ``contrast_high`` ...).
+    """
+    a = _field(a, name=A, ndim=3)
+    u = _field(u, name=U, ndim=3)
+    if a.shape != u.shape or a.shape[1] != a.shape[2]:
+        msg = f"`a` and `u` must have one shape (n_samples, n, n); got {a.shape} and {u.shape}."
+        raise DatasetError(msg)
+    n_samples, n, _ = a.shape
+    coords = {
+        SAMPLE: _sample_coord(sample, n_samples),
+        X: darcy_grid(n) if x is None else x,
+        Y: darcy_grid(n) if y is None else y,
+    }
+    return _assemble(
+        "darcy",
+        {A: ((SAMPLE, X, Y), a), U: ((SAMPLE, X, Y), u)},
+        coords,
+        seed=seed,
+        iterations=iterations,
+        residual=residual,
+        solve_time=solve_time,
+        attrs=attrs,
+    )
+
+
+def _fail(source: str, what: str) -> DatasetError:
+    return DatasetError(f"{source}: {what}")
+
+
+def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
+    """Check that ``ds`` follows the schema; return it unchanged.
+
+    Only metadata, dims, dtypes and coordinates are inspected, so a lazily opened dataset
+    stays lazy.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+    source : str
+        The file name (or a description) used in error messages.
+
+    Raises
+    ------
+    DatasetError
+        ``"<source>: <what is wrong>"`` for a dataset that is not a neuralop_fem dataset, has
+        an unknown schema version, misses variables/attributes, or has wrong dims, dtypes or
+        coordinates.
+    """
+    version = ds.attrs.get("neuralop_fem_schema_version")
+    if version is None:
+        raise _fail(
+            source,
+            "is not a neuralop_fem dataset (no `neuralop_fem_schema_version` attribute; "
+            f"variables found: {sorted(map(str, ds.variables))}).",
+        )
+    if np.ndim(version) != 0 or int(version) != SCHEMA_VERSION:
+        raise _fail(
+            source,
+            f"has unknown schema version {version!r}; this neuralop_fem ({__version__}) reads "
+            f"schema version {SCHEMA_VERSION}. Upgrade neuralop_fem to read it.",
+        )
+    missing = [k for k in REQUIRED_ATTRS if k not in ds.attrs]
+    if missing:
+        raise _fail(source, f"misses global attribute(s) {missing}.")
+    problem = ds.attrs["problem"]
+    if problem not in PROBLEMS:
+        raise _fail(source, f"attribute `problem` must be one of {PROBLEMS}; got {problem!r}.")
+    storage = ds.attrs[STORAGE_DTYPE]
+    if storage not in ("float32", "float64"):
+        raise _fail(source, f"attribute `{STORAGE_DTYPE}` must be float32 or float64; got {storage!r}.")
+
+    expected = dict(FIELD_VARIABLES[problem])
+    for name, dims in OPTIONAL_FIELDS[problem].items():
+        if name in ds.variables:
+            expected[name] = dims
+    for name in DIAGNOSTICS:
+        expected[name] = (SAMPLE,)
+    missing = [k for k in expected if k not in ds.variables]
+    if missing:
+        raise _fail(
+            source,
+            f"misses variable(s) {missing} of a {problem} dataset; found {sorted(map(str, ds.variables))}.",
+        )
+    for name, dims in expected.items():
+        got = tuple(ds[name].dims)
+        if got != dims:
+            raise _fail(source, f"variable `{name}` must have dims {dims}; got {got}.")
+        for key in ("units", "long_name"):
+            if key not in ds[name].attrs:
+                raise _fail(source, f"variable `{name}` misses the `{key}` attribute.")
+    for name in FIELD_VARIABLES[problem].keys() | (expected.keys() & {U_T}):
+        if str(ds[name].dtype) != storage:
+            raise _fail(
+                source,
+                f"variable `{name}` must have dtype {storage} (attribute `{STORAGE_DTYPE}`); "
+                f"got {ds[name].dtype}.",
+            )
+    kinds = {SEED: np.uint64, ITERATIONS: np.int64, RESIDUAL: np.float64, SOLVE_TIME: np.float64}
+    for name, dtype in kinds.items():
+        if ds[name].dtype != dtype:
+            raise _fail(source, f"variable `{name}` must have dtype {np.dtype(dtype)}; got {ds[name].dtype}.")
+
+    _check_coords(ds, problem, source)
+    return ds
+
+
+def _check_coords(ds: xr.Dataset, problem: str, source: str) -> None:
+    spatial = (X,) if problem == "burgers" else (X, Y)
+    needed = [SAMPLE, *spatial] + ([TIME] if TIME in ds.dims else [])
+    for name in needed:
+        if name not in ds.coords:
+            raise _fail(source, f"misses coordinate `{name}`.")
+        for key in ("units", "long_name"):
+            if key not in ds[name].attrs:
+                raise _fail(source, f"coordinate `{name}` misses the `{key}` attribute.")
+    if ds[SAMPLE].dtype != np.int64:
+        raise _fail(source, f"coordinate `sample` must have dtype int64; got {ds[SAMPLE].dtype}.")
+    if ds.sizes[SAMPLE] == 0:
+        raise _fail(source, "holds no samples.")
+    for name in spatial:
+        values = np.asarray(ds[name].values)
+        n = values.size
+        if ds[name].dtype != np.float64 or n < 2:
+            raise _fail(
+                source,
+                f"coordinate `{name}` must be float64 with >= 2 points; got {ds[name].dtype}, {n} points.",
+            )
+        want = burgers_grid(n) if problem == "burgers" else darcy_grid(n)
+        # 1e-12 absolute: the grid is i/n or i/(n-1) computed in float64, exact to ~1e-16.
+        if not np.allclose(values, want, rtol=0.0, atol=1e-12):
+            rule = "i/n on [0, 1)" if problem == "burgers" else "i/(n-1) on [0, 1]"
+            raise _fail(source, f"coordinate `{name}` must be the uniform grid {rule} with n = {n}.")
+    if problem == "darcy" and ds.sizes[X] != ds.sizes[Y]:
+        raise _fail(source, f"the Darcy grid must be square; got {ds.sizes[X]} x {ds.sizes[Y]}.")
+    if TIME in ds.coords and not math.isfinite(float(np.sum(ds[TIME].values))):
+        raise _fail(source, "coordinate `time` must be finite.")

@@ -1,0 +1,31 @@
+"""Exceptions of :mod:`neuralop_fem`.
+
+Re-exports every exception of :mod:`solvers.errors` (so ``neuralop_fem.errors`` is the one
+place to import them from) and adds the errors of the data layer and configuration.
+Every class subclasses a builtin, so ``except ValueError`` keeps working, and
+:class:`NeuralopFemError`, so the command line turns any of them into a one-line message.
+"""
+
+from __future__ import annotations
+
+from solvers.errors import ConvergenceError, InputError, NeuralopFemError, ShapeError
+
+__all__ = [
+    "ConfigError",
+    "ConvergenceError",
+    "DatasetError",
+    "InputError",
+    "NeuralopFemError",
+    "ShapeError",
+]
+
+
+class DatasetError(NeuralopFemError, ValueError):
+    """A dataset file or in-memory dataset does not follow the neuralop_fem schema.
+
+    The message names the file (or ``<in-memory dataset>``) and what is wrong.
+    """
+
+
+class ConfigError(InputError):
+    """A configuration (generation, training, preset) has an invalid or inconsistent value."""
