@@ -158,13 +158,16 @@ def load_dataset(
     if not path.is_file():
         msg = f"{path}: no such file."
         raise DatasetError(msg)
+    rechunk: dict[str, int] | None = None
+    xr_chunks: Any = {}
     if chunks is None:
-        xr_chunks: Any = {}
+        pass
     elif isinstance(chunks, int | np.integer) and not isinstance(chunks, bool):
         if chunks < 1:
             msg = f"`chunks` must be >= 1 samples; got {chunks}."
             raise InputError(msg)
-        xr_chunks = {S.SAMPLE: int(chunks)}
+        # Rechunk after opening: the per-sample vectors are stored as one chunk.
+        rechunk = {S.SAMPLE: int(chunks)}
     elif isinstance(chunks, Mapping):
         xr_chunks = dict(chunks)
     else:
@@ -180,4 +183,4 @@ def load_dataset(
     except BaseException:
         ds.close()
         raise
-    return ds
+    return ds if rechunk is None else ds.chunk(rechunk)

@@ -464,7 +464,7 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
     if np.ndim(version) != 0 or int(version) != SCHEMA_VERSION:
         raise _fail(
             source,
-            f"has unknown schema version {version!r}; this neuralop_fem ({__version__}) reads "
+            f"has unknown schema version {version}; this neuralop_fem ({__version__}) reads "
             f"schema version {SCHEMA_VERSION}. Upgrade neuralop_fem to read it.",
         )
     missing = [k for k in REQUIRED_ATTRS if k not in ds.attrs]
