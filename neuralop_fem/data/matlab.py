@@ -1,0 +1,197 @@
+"""Import the legacy FNO / Galerkin Transformer benchmark ``.mat`` files into the schema.
+
+Supported layouts
+-----------------
+* MATLAB v5/v7 (``scipy.io.loadmat``): arrays as MATLAB shows them.
+* MATLAB v7.3 (HDF5, read with ``h5py``): MATLAB writes column-major arrays, so an array
+  MATLAB shows as ``(N, n)`` is stored as an HDF5 dataset of shape ``(n, N)``; it is
+  transposed back (all axes reversed) on reading.
+
+Files
+-----
+* Burgers ``burgers_data_R10.mat``: keys ``a`` (initial conditions) and ``u`` (solution at
+  t = 1), shape ``(N, n)`` on the periodic grid ``x_i = i/n`` (no duplicated endpoint).
+* Darcy ``piececonst_r421_N1024_smooth*.mat``: keys ``coeff`` and ``sol``, shape
+  ``(N, n, n)`` on the node grid ``x_i = i/(n-1)``; array axis 1 -> ``x``, axis 2 -> ``y``.
+
+Seeds and solver diagnostics are unknown for these files: ``seed`` holds
+:data:`~neuralop_fem.data.schema.SEED_UNKNOWN`, ``iterations`` holds -1, ``residual`` and
+``solve_time`` hold NaN; each of these variables carries a ``comment`` saying so, and the
+global attributes ``dataset_seed = -1`` and ``diagnostics_known = 0``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..errors import DatasetError, InputError
+from . import schema as S
+
+__all__ = ["LEGACY_KEYS", "import_mat", "read_mat"]
+
+#: The keys (input, solution) of the legacy files, per problem.
+LEGACY_KEYS: dict[str, tuple[str, str]] = {"burgers": ("a", "u"), "darcy": ("coeff", "sol")}
+
+_UNKNOWN = "unknown: imported from a legacy .mat file that does not record it"
+
+
+def _is_hdf5(path: Path) -> bool:
+    import h5py
+
+    return bool(h5py.is_hdf5(path))
+
+
+def _read_v73(path: Path, keys: tuple[str, ...]) -> tuple[dict[str, np.ndarray], list[str]]:
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            found = sorted(k for k in f if not k.startswith("#") and isinstance(f[k], h5py.Dataset))
+            missing = [k for k in keys if k not in found]
+            if missing:
+                return {}, found
+            # Column-major MATLAB storage: reverse every axis to get MATLAB's shape.
+            return {k: np.transpose(f[k][()]) for k in keys}, found
+    except OSError as exc:
+        msg = f"{path}: cannot be read as a MATLAB v7.3 (HDF5) file: {exc}"
+        raise DatasetError(msg) from exc
+
+
+def _read_v5(path: Path, keys: tuple[str, ...]) -> tuple[dict[str, np.ndarray], list[str]]:
+    import scipy.io
+
+    try:
+        found = sorted(name for name, _, _ in scipy.io.whosmat(path))
+        missing = [k for k in keys if k not in found]
+        if missing:
+            return {}, found
+        data = scipy.io.loadmat(path, variable_names=list(keys))
+    except (ValueError, TypeError, OSError, NotImplementedError) as exc:
+        msg = f"{path}: cannot be read as a MATLAB .mat file (v5 or v7.3): {exc}"
+        raise DatasetError(msg) from exc
+    return {k: np.asarray(data[k]) for k in keys}, found
+
+
+def _check(path: Path, problem: str, arrays: dict[str, np.ndarray], found: list[str]) -> None:
+    keys = LEGACY_KEYS[problem]
+    ndim = 2 if problem == "burgers" else 3
+    want = "(N, n)" if problem == "burgers" else "(N, n, n)"
+    shapes = {k: arrays[k].shape for k in keys}
+    first, second = (arrays[k] for k in keys)
+    ok = (
+        first.ndim == ndim
+        and first.shape == second.shape
+        and first.shape[0] >= 1
+        and all(s >= 2 for s in first.shape[1:])
+        and (problem == "burgers" or first.shape[1] == first.shape[2])
+    )
+    if not ok:
+        msg = (
+            f"{path}: keys {list(keys)} of a {problem} file must be arrays of one shape {want}; "
+            f"got shapes {shapes} (keys found: {found})."
+        )
+        raise DatasetError(msg)
+    for k in keys:
+        if arrays[k].dtype not in (np.float32, np.float64):
+            msg = f"{path}: key `{k}` must hold float32 or float64 values; got {arrays[k].dtype}."
+            raise DatasetError(msg)
+
+
+def read_mat(path: str | os.PathLike[str], *, problem: str) -> xr.Dataset:
+    """Read a legacy benchmark ``.mat`` file into an in-memory schema dataset.
+
+    Parameters
+    ----------
+    path : path-like
+        MATLAB v5 or v7.3 file.
+    problem : {"burgers", "darcy"}
+
+    Returns
+    -------
+    xarray.Dataset
+        Valid under :func:`~neuralop_fem.data.schema.validate`, fields in the file's float
+        type, ``source = "imported from <file name>"``.
+
+    Raises
+    ------
+    InputError
+        Unknown ``problem``.
+    DatasetError
+        Missing file, not a MATLAB file, missing keys or wrong shapes; names the file and the
+        keys found.
+    """
+    if problem not in LEGACY_KEYS:
+        msg = f"`problem` must be one of {tuple(LEGACY_KEYS)}; got {problem!r}."
+        raise InputError(msg)
+    path = Path(path)
+    if not path.is_file():
+        msg = f"{path}: no such file."
+        raise DatasetError(msg)
+    keys = LEGACY_KEYS[problem]
+    hdf5 = _is_hdf5(path)
+    arrays, found = _read_v73(path, keys) if hdf5 else _read_v5(path, keys)
+    if not arrays:
+        msg = (
+            f"{path}: a {problem} file must hold the keys {list(keys)}; keys found: {found}."
+        )
+        raise DatasetError(msg)
+    _check(path, problem, arrays, found)
+    first, second = (arrays[k] for k in keys)
+    if first.dtype != second.dtype:
+        second = second.astype(np.result_type(first, second))
+        first = first.astype(second.dtype)
+    n_samples = first.shape[0]
+    layout = "MATLAB v7.3 (HDF5)" if hdf5 else "MATLAB v5"
+    config = {"problem": problem, "source_file": path.name, "format": layout, "keys": list(keys)}
+    attrs: dict[str, Any] = {
+        "title": f"neuralop_fem {problem} dataset imported from {path.name}",
+        "source": f"imported from {path.name}",
+        "dataset_seed": -1,
+        "diagnostics_known": 0,
+        "legacy_format": layout,
+        "legacy_keys": ",".join(found),
+        "config_json": json.dumps(config, sort_keys=True),
+    }
+    diagnostics = {
+        "seed": np.full(n_samples, S.SEED_UNKNOWN, dtype=np.uint64),
+        "iterations": np.full(n_samples, S.ITERATIONS_UNKNOWN, dtype=np.int64),
+        "residual": np.full(n_samples, np.nan),
+        "solve_time": np.full(n_samples, np.nan),
+    }
+    builder = S.burgers_dataset if problem == "burgers" else S.darcy_dataset
+    ds = builder(first, second, attrs=attrs, **diagnostics)
+    for name in S.DIAGNOSTICS:
+        ds[name].attrs["comment"] = _UNKNOWN
+    return ds
+
+
+def import_mat(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    problem: str,
+    dtype: str | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Convert a legacy ``.mat`` file to a neuralop_fem netCDF file.
+
+    Parameters
+    ----------
+    path, out : path-like
+        Source ``.mat`` and target ``.nc``.
+    problem : {"burgers", "darcy"}
+    dtype : {"float64", "float32"} or None
+        Storage type; None keeps the file's type.
+    overwrite : bool
+        Replace an existing ``out``.
+    """
+    from .io import save_dataset
+
+    ds = read_mat(path, problem=problem)
+    return save_dataset(ds, out, dtype=dtype or ds.attrs[S.STORAGE_DTYPE], overwrite=overwrite)
