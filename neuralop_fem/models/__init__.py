@@ -1,0 +1,63 @@
+"""Operator learners: Galerkin / Fourier Transformers (Cao 2021) and FNO / AFNO baselines.
+
+Models take the input function on the uniform grid, (batch, n, channels) in 1D and
+(batch, n, n, channels) in 2D, and return (batch, n[, n], out_channels); grid
+coordinates are derived inside from the shape. Build them by name::
+
+    from neuralop_fem.models import PRESETS, build_model
+    model = build_model("darcy-galerkin", encoder_dropout=0.0)
+
+Modules: ``config`` (frozen configs), ``attention``, ``afno``, ``encoder``, ``spectral``,
+``sampling`` (CiNN), ``decoders``, ``transformer``, ``fno``, ``presets``, ``wrapper``
+(normalisers + Dirichlet boundary), ``io`` (save / load).
+"""
+
+from __future__ import annotations
+
+from .afno import AFNOMixer
+from .attention import SimpleAttention, diagonal_init_
+from .config import (
+    ATTENTION_KINDS,
+    FNO1dConfig,
+    FNO2dConfig,
+    Transformer1dConfig,
+    Transformer2dConfig,
+)
+from .decoders import PointwiseRegressor, SpectralRegressor
+from .encoder import EncoderLayer, FeedForward
+from .fno import FNO1d, FNO2d
+from .io import load_model, save_model
+from .presets import MODEL_FAMILIES, PRESETS, build_model
+from .sampling import CiNNDownsampler, CiNNUpsampler
+from .spectral import SpectralConv1d, SpectralConv2d
+from .transformer import Transformer1d, Transformer2d
+from .wrapper import NormalizedOperator
+
+__all__ = [
+    "AFNOMixer",
+    "ATTENTION_KINDS",
+    "CiNNDownsampler",
+    "CiNNUpsampler",
+    "EncoderLayer",
+    "FNO1d",
+    "FNO1dConfig",
+    "FNO2d",
+    "FNO2dConfig",
+    "FeedForward",
+    "MODEL_FAMILIES",
+    "NormalizedOperator",
+    "PRESETS",
+    "PointwiseRegressor",
+    "SimpleAttention",
+    "SpectralConv1d",
+    "SpectralConv2d",
+    "SpectralRegressor",
+    "Transformer1d",
+    "Transformer1dConfig",
+    "Transformer2d",
+    "Transformer2dConfig",
+    "build_model",
+    "diagonal_init_",
+    "load_model",
+    "save_model",
+]

@@ -1,0 +1,89 @@
+"""Grid coordinates, resolution rules and input-shape checks shared by the models."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from solvers.errors import ShapeError
+
+__all__ = [
+    "check_input",
+    "coarse_size",
+    "middle_size",
+    "node_grid_2d",
+    "periodic_grid_1d",
+]
+
+
+def periodic_grid_1d(n: int, *, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """Periodic grid ``x_i = i/n``, ``i = 0..n-1`` on [0, 1), shape (n, 1).
+
+    The reference code uses ``linspace(0, 1, n)`` (both endpoints) although the Burgers
+    problem is periodic; we use the grid the data are sampled on (no duplicated endpoint).
+    """
+    return (torch.arange(n, dtype=dtype, device=device) / n).unsqueeze(-1)
+
+
+def node_grid_2d(n: int, *, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """Node grid of [0, 1]^2 with ``x_i = i/(n-1)``, shape (n, n, 2).
+
+    Component 0 is the coordinate along tensor axis 1 of a (batch, n, n, channels) field
+    (``x``), component 1 the coordinate along axis 2 (``y``), matching the data layout
+    ``a(sample, x, y)``.
+    """
+    t = torch.linspace(0.0, 1.0, n, dtype=dtype, device=device)
+    gx, gy = torch.meshgrid(t, t, indexing="ij")
+    return torch.stack((gx, gy), dim=-1)
+
+
+def _round_half_up(value: float) -> int:
+    return int(math.floor(value + 0.5))
+
+
+def coarse_size(n: int, ratio: float) -> int:
+    """Coarse attention grid size ``n_c = round(ratio * (n - 1)) + 1`` (at least 2).
+
+    With ``ratio = 0.3``: 141 -> 43, 211 -> 64, 421 -> 127; with ``ratio = 0.25``:
+    141 -> 36, 211 -> 54. The reference uses ``n_c = 420/s_a + 1`` with an integer
+    stride ``s_a``, which this rule reproduces at 141.
+    """
+    return max(2, _round_half_up(ratio * (n - 1)) + 1)
+
+
+def middle_size(n: int, n_coarse: int) -> int:
+    """Intermediate CiNN grid size ``n_m = round(sqrt(n * n_c))`` (141/43 -> 78, 141/36 -> 71)."""
+    return _round_half_up(math.sqrt(n * n_coarse))
+
+
+def check_input(
+    x: torch.Tensor, *, spatial_dims: int, channels: int, min_size: int, name: str = "x"
+) -> int:
+    """Validate a channels-last field and return its resolution ``n``.
+
+    Raises
+    ------
+    ShapeError
+        If ``x`` is not (batch, n[, n], channels) with square grid, the right channel
+        count and ``n >= min_size``.
+    """
+    layout = "(batch, n, channels)" if spatial_dims == 1 else "(batch, n, n, channels)"
+    if not isinstance(x, torch.Tensor):
+        msg = f"`{name}` must be a torch.Tensor of shape {layout}; got {type(x).__name__}."
+        raise ShapeError(msg)
+    shape = tuple(x.shape)
+    if x.ndim != spatial_dims + 2:
+        msg = f"`{name}` must have shape {layout} with channels={channels}; got {shape}."
+        raise ShapeError(msg)
+    if shape[-1] != channels:
+        msg = f"`{name}` must have {channels} channel(s) in the last axis {layout}; got {shape}."
+        raise ShapeError(msg)
+    n = shape[1]
+    if spatial_dims == 2 and shape[2] != n:
+        msg = f"`{name}` must be on a square n x n grid {layout}; got {shape}."
+        raise ShapeError(msg)
+    if n < min_size:
+        msg = f"`{name}` must have resolution n >= {min_size} for this model; got n={n} {shape}."
+        raise ShapeError(msg)
+    return n

@@ -1,0 +1,155 @@
+r"""Real-parameter spectral convolutions (FNO layers) in 1D and 2D.
+
+For an input ``x`` of shape (B, n, C_in) (1D) or (B, n, n, C_in) (2D), channels last,
+
+.. math::
+
+    y = \sigma\big(\mathcal F^{-1}[\,R \cdot \mathcal F(\mathrm{drop}(x))\,] + x W + b\big),
+
+where :math:`\mathcal F` is the real FFT with ``norm="ortho"``, ``R`` a complex channel
+mixing that keeps the lowest ``modes`` frequencies (2D: rows ``[0, modes)`` and
+``[n - modes, n)`` of the first axis, columns ``[0, modes)`` of the half spectrum) and
+zeroes the rest, and ``x W + b`` a pointwise linear path. ``sigma`` is SiLU in the
+transformer decoders, ReLU (or none for the last layer) in the FNO baselines.
+
+The complex weights are stored as real tensors of shape (C_in, C_out, modes[, modes], 2)
+(last axis: real, imaginary), so optimisers and ``state_dict`` see only real parameters.
+The FFTs always run in float32 (``torch.fft`` has no bfloat16 kernels), so the layers are
+safe under ``torch.autocast``; the result is cast back to the input dtype.
+
+Initialisation (``init="transformer"``, the reference decoder): Xavier-normal with gain
+1/(C_in C_out) in 1D (std = 1/(C_in C_out sqrt(modes (C_in + C_out)))) and
+sqrt(C_in + C_out)/(C_in C_out) in 2D (std = 1/(C_in C_out modes)): the spectral branch
+starts near zero. ``init="fno"``: real and imaginary parts uniform on [0, 1/(C_in C_out)),
+as the original FNO code.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = ["SpectralConv1d", "SpectralConv2d"]
+
+_ACTIVATIONS = {"silu": F.silu, "relu": F.relu, "none": None}
+
+
+def _activation(name: str):
+    if name not in _ACTIVATIONS:
+        msg = f"`activation` must be one of {sorted(_ACTIVATIONS)}; got {name!r}."
+        raise ValueError(msg)
+    return _ACTIVATIONS[name]
+
+
+def _init_weight(weight: torch.Tensor, *, init: str, gain: float, c_in: int, c_out: int) -> None:
+    if init == "transformer":
+        nn.init.xavier_normal_(weight, gain=gain)
+    elif init == "fno":
+        nn.init.uniform_(weight, 0.0, 1.0 / (c_in * c_out))
+    else:
+        msg = f"`init` must be 'transformer' or 'fno'; got {init!r}."
+        raise ValueError(msg)
+
+
+class SpectralConv1d(nn.Module):
+    """1D spectral convolution with a pointwise linear path, (B, n, C_in) -> (B, n, C_out).
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+        Channel counts.
+    modes : int
+        Lowest Fourier modes kept, indices 0..modes-1; needs ``modes <= n // 2 + 1``.
+    activation : {"silu", "relu", "none"}
+        Activation applied to the sum of the two paths.
+    dropout : float
+        Dropout on the spectral path's input.
+    init : {"transformer", "fno"}
+        Weight initialisation (see module docstring).
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        modes: int,
+        *,
+        activation: str = "silu",
+        dropout: float = 0.0,
+        init: str = "transformer",
+    ) -> None:
+        super().__init__()
+        self.modes = modes
+        self.out_channels = out_channels
+        self.activation = _activation(activation)
+        self.linear = nn.Linear(in_channels, out_channels)
+        self.dropout = nn.Dropout(dropout)
+        self.weight = nn.Parameter(torch.empty(in_channels, out_channels, modes, 2))
+        gain = 1.0 / (in_channels * out_channels)
+        _init_weight(self.weight, init=init, gain=gain, c_in=in_channels, c_out=out_channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n = x.shape[1]
+        res = self.linear(x)
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            h = self.dropout(x).float().transpose(1, 2)  # (B, C_in, n)
+            h_ft = torch.fft.rfft(h, norm="ortho")[..., : self.modes]
+            w = torch.view_as_complex(self.weight.float())
+            out_ft = torch.einsum("bix,iox->box", h_ft, w)
+            out_ft = F.pad(out_ft, (0, n // 2 + 1 - self.modes))
+            out = torch.fft.irfft(out_ft, n=n, norm="ortho").transpose(1, 2)
+        out = out.to(res.dtype) + res
+        return out if self.activation is None else self.activation(out)
+
+
+class SpectralConv2d(nn.Module):
+    """2D spectral convolution with a pointwise linear path, (B, n, n, C_in) -> (B, n, n, C_out).
+
+    Parameters are as :class:`SpectralConv1d`; ``modes`` applies to each axis and needs
+    ``2 * modes <= n``. Two weights of shape (C_in, C_out, modes, modes, 2) act on the
+    low positive and the low negative frequencies of the first axis.
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        modes: int,
+        *,
+        activation: str = "silu",
+        dropout: float = 0.0,
+        init: str = "transformer",
+    ) -> None:
+        super().__init__()
+        self.modes = modes
+        self.out_channels = out_channels
+        self.activation = _activation(activation)
+        self.linear = nn.Linear(in_channels, out_channels)
+        self.dropout = nn.Dropout(dropout)
+        shape = (in_channels, out_channels, modes, modes, 2)
+        self.weight_pos = nn.Parameter(torch.empty(shape))
+        self.weight_neg = nn.Parameter(torch.empty(shape))
+        gain = math.sqrt(in_channels + out_channels) / (in_channels * out_channels)
+        for w in (self.weight_pos, self.weight_neg):
+            _init_weight(w, init=init, gain=gain, c_in=in_channels, c_out=out_channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n1, n2 = x.shape[1], x.shape[2]
+        m = self.modes
+        res = self.linear(x)
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            h = self.dropout(x).float().permute(0, 3, 1, 2)  # (B, C_in, n1, n2)
+            h_ft = torch.fft.rfft2(h, norm="ortho")
+            w_pos = torch.view_as_complex(self.weight_pos.float())
+            w_neg = torch.view_as_complex(self.weight_neg.float())
+            top = torch.einsum("bixy,ioxy->boxy", h_ft[:, :, :m, :m], w_pos)
+            bottom = torch.einsum("bixy,ioxy->boxy", h_ft[:, :, n1 - m :, :m], w_neg)
+            middle = top.new_zeros(top.shape[0], self.out_channels, n1 - 2 * m, m)
+            out_ft = torch.cat((top, middle, bottom), dim=2)
+            out_ft = F.pad(out_ft, (0, n2 // 2 + 1 - m))
+            out = torch.fft.irfft2(out_ft, s=(n1, n2), norm="ortho").permute(0, 2, 3, 1)
+        out = out.to(res.dtype) + res
+        return out if self.activation is None else self.activation(out)
