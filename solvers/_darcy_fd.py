@@ -113,5 +113,6 @@ def assemble_fd(
         axis=1,
     )
     indices, indptr, perm = _pattern(n)
-    data = coo[:, perm]
+    # Fancy indexing may return a strided (transposed) view; compiled kernels need contiguous data.
+    data = np.ascontiguousarray(coo[:, perm])
     return [sp.csr_matrix((d, indices, indptr), shape=(m * m, m * m)) for d in data]
