@@ -41,6 +41,13 @@ _SUMMARIES: dict[str, str] = {
 _log = logging.getLogger("neuralop_fem")
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def _command_name(module_name: str) -> str:
     return module_name.replace("_", "-")
 
@@ -59,7 +66,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parser; the others get a placeholder so the top-level ``--help`` lists them without
         being imported. None gives placeholders for all.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="neuralop-fem",
         description="Generate PDE datasets, train and compare neural-operator surrogates.",
     )

@@ -1,0 +1,123 @@
+"""Assembling the chunks of a finished generation run into one dataset file.
+
+The fields are concatenated lazily (one dask block per chunk file, plus the existing file when
+appending) and streamed to the netCDF file by :func:`neuralop_fem.data.save_dataset`, which
+writes a temporary file and renames it into place; memory stays at a few chunks whatever the
+dataset size.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+import xarray as xr
+
+from . import schema as S
+from ._generate_store import PartialRun, chunk_bounds
+from .io import load_dataset, save_dataset
+
+__all__ = ["assemble"]
+
+_DIAGNOSTICS = (S.SEED, S.ITERATIONS, S.RESIDUAL, S.SOLVE_TIME)
+
+
+def _field_names(problem: str, first: dict[str, Any]) -> list[str]:
+    names = list(S.FIELD_VARIABLES[problem])
+    return names + [n for n in S.OPTIONAL_FIELDS[problem] if n in first]
+
+
+def _template(problem: str, first: dict[str, Any], attrs: dict[str, Any], time: Any) -> xr.Dataset:
+    """A one-sample dataset built by the schema builder: the source of every attribute."""
+    one = {k: v[:1] for k, v in first.items()}
+    diag = {S.SEED: one["seed"], S.ITERATIONS: one["iterations"], S.RESIDUAL: one["residual"],
+            S.SOLVE_TIME: one["solve_time"]}
+    if problem == "burgers":
+        extra = {"u_t": one["u_t"], "time": time} if "u_t" in one else {}
+        return S.burgers_dataset(one["u0"], one["u"], attrs=attrs, **diag, **extra)
+    return S.darcy_dataset(one["a"], one["u"], attrs=attrs, **diag)
+
+
+def _file_attrs(manifest: dict[str, Any], source: str) -> dict[str, Any]:
+    settings = manifest["settings"]
+    plain = {k: v for k, v in settings.items() if k != "problem"}
+    if plain.get("output_times") is None:
+        plain.pop("output_times", None)
+    stored = {
+        "settings": settings,
+        "n_samples": manifest["stop"],
+        "chunk_size": manifest["chunk_size"],
+        "solver_class": manifest["solver_class"],
+        "solver_config": manifest["solver_config"],
+        "neuralop_fem_version": manifest["neuralop_fem_version"],
+    }
+    return {
+        **plain,
+        "source": source,
+        "solver_class": manifest["solver_class"],
+        "solver_config": manifest["solver_config"],
+        "chunk_size": manifest["chunk_size"],
+        "config_json": json.dumps(stored, sort_keys=True),
+    }
+
+
+def assemble(partial: PartialRun, manifest: dict[str, Any], *, out: Path, source: str) -> Path:
+    """Write ``out`` from the chunks in ``partial`` (after the samples of ``out`` if appending)."""
+    settings = manifest["settings"]
+    problem = settings["problem"]
+    chunks = chunk_bounds(manifest["start"], manifest["stop"], manifest["chunk_size"])
+    first = partial.read_chunk(*chunks[0])
+    time = None
+    if "u_t" in first:
+        times = settings["output_times"]
+        time = np.asarray(times, dtype=np.float64)
+    template = _template(problem, first, _file_attrs(manifest, source), time)
+    names = _field_names(problem, first)
+
+    diagnostics = {k: [] for k in ("seed", "iterations", "residual", "solve_time")}
+    blocks: dict[str, list[Any]] = {name: [] for name in names}
+    existing = None
+    if manifest["append"]:
+        existing = load_dataset(out)
+        for name in names:
+            blocks[name].append(existing[name].data.astype(np.float64))
+        for name in diagnostics:
+            diagnostics[name].append(np.asarray(existing[name].values))
+    for a, b in chunks:
+        diag = partial.read_chunk(a, b, diagnostics)
+        for name in diagnostics:
+            diagnostics[name].append(diag[name])
+        for name in names:
+            shape = (b - a, *first[name].shape[1:])
+            load = dask.delayed(_load_one, pure=True)(partial.chunk_path(a, b), name)
+            blocks[name].append(da.from_delayed(load, shape=shape, dtype=np.float64))
+
+    n_total = manifest["stop"]
+    data_vars: dict[str, Any] = {}
+    for name in names:
+        data_vars[name] = (template[name].dims, da.concatenate(blocks[name], axis=0),
+                           template[name].attrs)
+    for name, parts in diagnostics.items():
+        values = np.concatenate(parts).astype(template[name].dtype)
+        data_vars[name] = ((S.SAMPLE,), values, template[name].attrs)
+    coords: dict[str, Any] = {S.SAMPLE: ((S.SAMPLE,), np.arange(n_total, dtype=np.int64),
+                                         template[S.SAMPLE].attrs)}
+    for name in template.coords:
+        if name != S.SAMPLE:
+            coords[name] = ((name,), template[name].values, template[name].attrs)
+    ds = xr.Dataset(data_vars, coords=coords, attrs=template.attrs)
+    try:
+        save_dataset(ds, out, dtype=settings["dtype"], overwrite=True)
+    finally:
+        if existing is not None:
+            existing.close()
+    return out
+
+
+def _load_one(path: Path, name: str) -> np.ndarray:
+    with np.load(path) as data:
+        return np.asarray(data[name], dtype=np.float64)

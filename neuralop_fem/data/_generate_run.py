@@ -1,0 +1,205 @@
+"""Running the chunks of a generation: in process, on local worker processes, or on dask.
+
+Every executor calls :func:`solve_chunk`, which draws sample ``k`` from its own seed
+``solvers.grf.sample_seeds(dataset_seed, k)`` and solves it, so a sample does not depend on
+where or in which order it was computed. Results come back to the calling process, which
+persists them (see :mod:`._generate_store`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._generate_config import DataConfig
+
+__all__ = ["Progress", "run_chunks", "solve_chunk"]
+
+_log = logging.getLogger("neuralop_fem.data.generate")
+
+#: Environment of worker processes: one BLAS/OpenMP thread each (threaded BLAS on a busy
+#: machine made the Darcy solves up to 15x slower, see DESIGN.md).
+WORKER_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+}
+
+ChunkResult = dict[str, NDArray[Any]]
+
+
+def solve_chunk(
+    config: DataConfig, resolution: int, dataset_seed: int, start: int, stop: int
+) -> ChunkResult:
+    """Generate the global samples ``start .. stop-1`` of a dataset.
+
+    Returns the fields of the problem (e.g. ``u0``, ``u``), the per-sample ``seed``
+    (uint64) and the solver diagnostics ``iterations``, ``residual``, ``solve_time``.
+    """
+    from solvers.grf import sample_seeds
+
+    seeds = np.asarray(sample_seeds(dataset_seed, np.arange(start, stop)), dtype=np.uint64)
+    out = config.solve_chunk(resolution, seeds)
+    out["seed"] = seeds
+    return out
+
+
+@contextlib.contextmanager
+def _worker_environment() -> Iterator[None]:
+    """Set :data:`WORKER_ENV` while worker processes are started (they inherit it)."""
+    old = {k: os.environ.get(k) for k in WORKER_ENV}
+    os.environ.update(WORKER_ENV)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class Progress:
+    """Samples done, rate and ETA: a tqdm bar on a terminal, log lines otherwise.
+
+    Parameters
+    ----------
+    total, initial
+        Samples of the whole run and samples already done (resumed chunks).
+    enabled
+        True: tqdm bar; False: ``logging`` INFO lines; None: bar if stderr is a terminal.
+    """
+
+    def __init__(self, *, total: int, initial: int, enabled: bool | None) -> None:
+        self.total = total
+        self.done = initial
+        self._initial = initial
+        self._t0 = time.perf_counter()
+        self._bar = None
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=total, initial=initial, unit="sample", desc="generate",
+                             dynamic_ncols=True)
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if self._bar is not None:
+            self._bar.update(n)
+            return
+        elapsed = time.perf_counter() - self._t0
+        rate = (self.done - self._initial) / elapsed if elapsed > 0 else math.inf
+        eta = (self.total - self.done) / rate if rate > 0 else math.inf
+        _log.info("%d/%d samples done, %.3g samples/s, ETA %.0f s", self.done, self.total, rate, eta)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _run_in_process(
+    tasks: Sequence[tuple[int, int]], call: Callable[[int, int], ChunkResult],
+    on_done: Callable[[int, int, ChunkResult], None],
+) -> None:
+    for start, stop in tasks:
+        on_done(start, stop, call(start, stop))
+
+
+def _run_processes(
+    tasks: Sequence[tuple[int, int]], args: tuple[Any, ...], workers: int,
+    on_done: Callable[[int, int, ChunkResult], None],
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    with _worker_environment():
+        executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    try:
+        pending: dict[Future[ChunkResult], tuple[int, int]] = {}
+        queue = list(tasks)
+        # Keep at most 2 chunks per worker in flight: results are persisted as they come and
+        # memory stays bounded whatever the dataset size.
+        while queue or pending:
+            while queue and len(pending) < 2 * workers:
+                start, stop = queue.pop(0)
+                pending[executor.submit(solve_chunk, *args, start, stop)] = (start, stop)
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in sorted(finished, key=lambda f: pending[f]):
+                start, stop = pending.pop(future)
+                on_done(start, stop, future.result())
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_dask(
+    tasks: Sequence[tuple[int, int]], args: tuple[Any, ...], scheduler: str,
+    on_done: Callable[[int, int, ChunkResult], None],
+) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError as exc:  # pragma: no cover - distributed is a test dependency
+        from ..errors import ConfigError
+
+        msg = ("`scheduler` needs the `distributed` package; got ImportError "
+               f"({exc}). Install neuralop-fem[distributed].")
+        raise ConfigError(msg) from None
+    from ..errors import ConfigError
+
+    try:
+        client = Client(scheduler, set_as_default=False, timeout=30)
+    except (OSError, ValueError, TimeoutError) as exc:
+        msg = f"`scheduler` must be the address of a running dask scheduler; got {scheduler!r} ({exc})."
+        raise ConfigError(msg) from None
+    try:
+        futures = {
+            client.submit(solve_chunk, *args, start, stop, pure=False,
+                          key=f"neuralop-fem-chunk-{start}-{stop}-{os.getpid()}-{time.time_ns()}"):
+            (start, stop)
+            for start, stop in tasks
+        }
+        for future in as_completed(futures):
+            start, stop = futures[future]
+            on_done(start, stop, future.result())
+    finally:
+        client.close()
+
+
+def run_chunks(
+    tasks: Sequence[tuple[int, int]],
+    *,
+    config: DataConfig,
+    resolution: int,
+    dataset_seed: int,
+    workers: int,
+    scheduler: str | None,
+    on_done: Callable[[int, int, ChunkResult], None],
+) -> None:
+    """Solve every chunk ``(start, stop)`` in ``tasks`` and hand each result to ``on_done``.
+
+    ``scheduler`` set: on that dask.distributed cluster (its nanny-started workers use one
+    BLAS thread by default). Otherwise ``workers >= 1`` spawned local processes with one BLAS
+    thread each, or this process when ``workers == 0`` (for debugging; the caller's BLAS
+    threading then applies, which may change the last bits of iterative or direct solves).
+    ``on_done`` runs in this process, in completion order.
+    """
+    if not tasks:
+        return
+    args = (config, resolution, dataset_seed)
+    if scheduler is not None:
+        _run_dask(tasks, args, scheduler, on_done)
+    elif workers == 0:
+        _run_in_process(tasks, lambda a, b: solve_chunk(*args, a, b), on_done)
+    else:
+        _run_processes(tasks, args, min(workers, len(tasks)), on_done)

@@ -1,0 +1,363 @@
+"""Parallel, resumable, appendable generation of Burgers and Darcy datasets.
+
+:func:`generate` draws the inputs from Gaussian random fields, solves them with the bundled
+:mod:`solvers` and writes one netCDF4 file that follows :mod:`neuralop_fem.data.schema`.
+
+- **Reproducible.** Sample ``k`` is drawn from its own seed
+  ``solvers.grf.sample_seeds(seed, k)``; the chunk layout depends only on the chunk size, so
+  sample ``k`` is bit-identical for any number of workers, on a cluster or not.
+- **Resumable.** Chunks of samples are persisted atomically in ``FILE.nc.partial/`` as they
+  finish; running the same call again after a crash (or SIGKILL) computes only the missing
+  chunks. The finished file is assembled to a temporary file and renamed into place.
+- **Appendable.** ``append=True`` adds ``n_samples`` samples with the next indices and seeds
+  to a finished file: N then M equals one run of N + M.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._version import __version__
+from ..errors import ConfigError, DatasetError
+from ._generate_assemble import assemble
+from ._generate_config import (
+    BurgersDataConfig,
+    DarcyDataConfig,
+    DataConfig,
+    config_class,
+)
+from ._generate_run import Progress, run_chunks
+from ._generate_store import PartialRun, chunk_bounds, partial_dir
+
+__all__ = [
+    "BENCHMARK_RESOLUTION",
+    "DEFAULT_CHUNK_SIZE",
+    "BurgersDataConfig",
+    "DarcyDataConfig",
+    "generate",
+    "read_generation_settings",
+]
+
+_log = logging.getLogger("neuralop_fem.data.generate")
+
+#: Grid of the benchmark datasets; coarser data are strided subsamples of these.
+BENCHMARK_RESOLUTION: dict[str, int] = {"burgers": 8192, "darcy": 421}
+#: Samples per chunk (one solver call, one file in ``FILE.nc.partial``).
+DEFAULT_CHUNK_SIZE: dict[str, int] = {"burgers": 16, "darcy": 4}
+
+_FORMAT = 1  # version of the manifest layout
+_SOURCE = "neuralop_fem generate"
+
+
+def _int_arg(value: Any, name: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        msg = f"`{name}` must be an integer >= {minimum}; got {value!r}."
+        raise ConfigError(msg)
+    return int(value)
+
+
+def _settings(
+    problem: str, config: DataConfig, *, resolution: int, seed: int, dtype: str
+) -> dict[str, Any]:
+    """Everything that determines the samples and their storage (compared on resume/append)."""
+    return {
+        "problem": problem,
+        "resolution": resolution,
+        "dataset_seed": seed,
+        "dtype": dtype,
+        **config.to_dict(),
+    }
+
+
+def _describe_differences(old: dict[str, Any], new: dict[str, Any], old_name: str) -> str:
+    keys = sorted(k for k in old.keys() | new.keys() if old.get(k, "<absent>") != new.get(k, "<absent>"))
+    return "; ".join(
+        f"{k}: {old.get(k, '<absent>')!r} ({old_name}) vs {new.get(k, '<absent>')!r} (this call)"
+        for k in keys
+    )
+
+
+def read_generation_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The generation settings stored in a file written by :func:`generate`.
+
+    Returns
+    -------
+    dict
+        ``problem``, ``resolution``, ``dataset_seed``, ``dtype``, ``n_samples`` and
+        ``config`` (a :class:`BurgersDataConfig` or :class:`DarcyDataConfig`).
+
+    Raises
+    ------
+    DatasetError
+        If the file is not a dataset written by :func:`generate`.
+    """
+    from .io import load_dataset
+
+    path = Path(path)
+    with load_dataset(path) as ds:
+        attrs = dict(ds.attrs)
+        n_samples = int(ds.sizes["sample"])
+        samples = np.asarray(ds["sample"].values)
+    try:
+        stored = json.loads(attrs["config_json"])
+        settings = dict(stored["settings"])
+    except (KeyError, TypeError, ValueError):
+        msg = (f"{path}: was not written by `neuralop_fem generate` (no generation settings in "
+               "`config_json`); it cannot be appended to.")
+        raise DatasetError(msg) from None
+    if not np.array_equal(samples, np.arange(n_samples)):
+        msg = f"{path}: sample indices must be 0..{n_samples - 1} to append; got others."
+        raise DatasetError(msg)
+    problem = settings.pop("problem")
+    out = {k: settings.pop(k) for k in ("resolution", "dataset_seed", "dtype")}
+    out["problem"] = problem
+    out["n_samples"] = n_samples
+    out["config"] = config_class(problem).from_dict(settings)
+    return out
+
+
+def _check_call(
+    problem: str, config: DataConfig | None, *, workers: int | None, scheduler: str | None,
+    dtype: str | None, chunk_size: int | None, append: bool, overwrite: bool,
+) -> tuple[type[DataConfig], int, int]:
+    cls = config_class(problem)
+    if config is not None and not isinstance(config, cls):
+        msg = f"`config` must be a {cls.__name__} for problem {problem!r}; got {type(config).__name__}."
+        raise ConfigError(msg)
+    if workers is not None and scheduler is not None:
+        msg = (f"`workers` and `scheduler` are mutually exclusive (local processes or a dask "
+               f"cluster); got workers={workers!r} and scheduler={scheduler!r}.")
+        raise ConfigError(msg)
+    if workers is None:
+        workers = os.cpu_count() or 1
+    workers = _int_arg(workers, "workers", minimum=0)
+    if dtype is not None and dtype not in ("float64", "float32"):
+        msg = f"`dtype` must be 'float64' or 'float32'; got {dtype!r}."
+        raise ConfigError(msg)
+    chunk = DEFAULT_CHUNK_SIZE[problem] if chunk_size is None else chunk_size
+    chunk = _int_arg(chunk, "chunk_size", minimum=1)
+    if append and overwrite:
+        msg = "`append` and `overwrite` are mutually exclusive; got both True."
+        raise ConfigError(msg)
+    return cls, workers, chunk
+
+
+def generate(
+    problem: str,
+    *,
+    n_samples: int,
+    out: str | os.PathLike[str],
+    resolution: int | None = None,
+    seed: int | None = None,
+    config: BurgersDataConfig | DarcyDataConfig | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    append: bool = False,
+    overwrite: bool = False,
+    dtype: str | None = None,
+    chunk_size: int | None = None,
+    progress: bool | None = None,
+) -> Path:
+    """Generate (or finish, or extend) a dataset file.
+
+    Parameters
+    ----------
+    problem
+        ``"burgers"`` or ``"darcy"``.
+    n_samples
+        Number of samples to generate (with ``append``: to add), >= 1.
+    out
+        Target ``.nc`` file; its directory must exist. Unfinished work lives in
+        ``out + ".partial"``.
+    resolution
+        Solver grid: Burgers ``n`` points of ``x_i = i/n`` (even, >= 8); Darcy ``n x n``
+        nodes of ``x_i = i/(n-1)`` (>= 3). None: the benchmark grid (8192 / 421), or the
+        file's with ``append``.
+    seed
+        Dataset seed, >= 0; sample ``k`` uses ``solvers.grf.sample_seeds(seed, k)``.
+        None: 0, or the file's with ``append``.
+    config
+        Physics and numerics (:class:`BurgersDataConfig` / :class:`DarcyDataConfig`).
+        None: the benchmark defaults, or the file's with ``append``.
+    workers
+        Local worker processes (spawned, one BLAS thread each). None: all cores. 0: solve in
+        this process (debugging). Excludes ``scheduler``.
+    scheduler
+        Address of a running dask.distributed scheduler to solve on instead.
+    append
+        Add ``n_samples`` samples with the next indices/seeds to the finished file ``out``.
+        ``resolution``, ``seed``, ``config`` and ``dtype`` must match the file's (or be None).
+    overwrite
+        Replace a finished ``out`` and discard an unfinished run with other settings.
+    dtype
+        Storage type of the fields, ``"float64"`` (default) or ``"float32"``. Solves are
+        always float64.
+    chunk_size
+        Samples per chunk (one solver call and one unit of resumption); default 16 (Burgers)
+        or 4 (Darcy). Part of the settings of an unfinished run.
+    progress
+        True: tqdm bar; False: log lines (logger ``neuralop_fem.data.generate``, INFO);
+        None: a bar when stderr is a terminal.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``.
+
+    Raises
+    ------
+    ConfigError
+        Invalid or conflicting arguments; ``out`` exists (without ``overwrite``/``append``);
+        an unfinished run or the file to append to has other settings (the message lists
+        every differing setting).
+    DatasetError
+        ``append`` to a file that is missing or not written by :func:`generate`.
+    ConvergenceError
+        A solver missed its tolerance; chunks already done are kept for a rerun.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from neuralop_fem.data.generate import generate, DarcyDataConfig
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> path = generate("darcy", n_samples=3, resolution=17, seed=1, out=d / "darcy.nc",
+    ...                 workers=0, progress=False)
+    >>> import xarray as xr
+    >>> with xr.open_dataset(path) as ds:
+    ...     print(dict(ds.sizes), ds.attrs["problem"])
+    {'sample': 3, 'x': 17, 'y': 17} darcy
+    """
+    cls, workers, chunk = _check_call(
+        problem, config, workers=workers, scheduler=scheduler, dtype=dtype,
+        chunk_size=chunk_size, append=append, overwrite=overwrite,
+    )
+    n_samples = _int_arg(n_samples, "n_samples", minimum=1)
+    out = Path(out)
+    if not out.parent.is_dir():
+        msg = f"`out` must be in an existing directory; got {out} ({out.parent} does not exist)."
+        raise ConfigError(msg)
+    base = 0
+    if append:
+        if not out.is_file():
+            msg = f"`out` must be a finished dataset file to append to; got {out} (no such file)."
+            raise ConfigError(msg)
+        existing = read_generation_settings(out)
+        if existing["problem"] != problem:
+            msg = f"`problem` must be {existing['problem']!r} to append to {out}; got {problem!r}."
+            raise ConfigError(msg)
+        base = existing["n_samples"]
+        config = existing["config"] if config is None else config
+        resolution = existing["resolution"] if resolution is None else resolution
+        seed = existing["dataset_seed"] if seed is None else seed
+        dtype = existing["dtype"] if dtype is None else dtype
+        file_settings = _settings(problem, existing["config"], resolution=existing["resolution"],
+                                  seed=existing["dataset_seed"], dtype=existing["dtype"])
+    config = cls() if config is None else config
+    resolution = config.check_resolution(BENCHMARK_RESOLUTION[problem] if resolution is None else resolution)
+    seed = _int_arg(0 if seed is None else seed, "seed", minimum=0)
+    dtype = "float64" if dtype is None else dtype
+    settings = _settings(problem, config, resolution=resolution, seed=seed, dtype=dtype)
+    if append and settings != file_settings:
+        msg = (f"cannot append to {out}: its settings differ from this call's: "
+               f"{_describe_differences(file_settings, settings, 'file')}.")
+        raise ConfigError(msg)
+    solver = config.make_solver()  # fail early on bad solver options
+    stop = base + n_samples
+    manifest = {
+        "format": _FORMAT,
+        "settings": settings,
+        "chunk_size": chunk,
+        "start": base,
+        "stop": stop,
+        "append": append,
+        "solver_class": type(solver).__name__,
+        "solver_config": solver.config,
+        "neuralop_fem_version": __version__,
+    }
+    partial = PartialRun(partial_dir(out))
+    resumable = _compare_partial(partial, manifest, out=out, overwrite=overwrite)
+    if resumable and _already_assembled(out, manifest):
+        partial.remove()  # killed after the final rename: only the cleanup was left
+        return out
+    if out.exists() and not (append or overwrite):
+        msg = (f"`out` must not be an existing file; got {out}. Pass overwrite=True "
+               "(--overwrite) to replace it or append=True (--append M) to extend it.")
+        raise ConfigError(msg)
+    if not resumable:
+        partial.create(manifest)
+    _compute(partial, manifest, config=config, workers=workers, scheduler=scheduler,
+             progress=progress)
+    assemble(partial, manifest, out=out, source=_SOURCE)
+    partial.remove()
+    return out
+
+
+def _compare_partial(partial: PartialRun, manifest: dict[str, Any], *, out: Path,
+                     overwrite: bool) -> bool:
+    """True if an unfinished run with these settings exists; refuse one with other settings."""
+    if not partial.exists():
+        return False
+    try:
+        old = partial.read_manifest()
+    except (OSError, ValueError):
+        old = {}
+    keys = ("format", "chunk_size", "start", "stop", "append")
+    old_flat = {**old.get("settings", {}), **{k: old.get(k) for k in keys}}
+    new_flat = {**manifest["settings"], **{k: manifest[k] for k in keys}}
+    if old_flat == new_flat:
+        _log.info("resuming the unfinished run in %s", partial.directory)
+        return True
+    if overwrite:
+        _log.warning("discarding the unfinished run in %s (other settings)", partial.directory)
+        return False
+    old_flat["n_samples"] = (old.get("stop") or 0) - (old.get("start") or 0)
+    new_flat["n_samples"] = manifest["stop"] - manifest["start"]
+    for flat in (old_flat, new_flat):
+        flat.pop("stop")
+    msg = (f"{out} has an unfinished run ({partial.directory}) with other settings: "
+           f"{_describe_differences(old_flat, new_flat, 'unfinished run')}. Rerun the original "
+           f"command to finish it, or pass overwrite=True (--overwrite) to discard it.")
+    raise ConfigError(msg)
+
+
+def _already_assembled(out: Path, manifest: dict[str, Any]) -> bool:
+    if not out.is_file():
+        return False
+    try:
+        stored = read_generation_settings(out)
+    except DatasetError:
+        return False
+    settings = _settings(manifest["settings"]["problem"], stored["config"],
+                         resolution=stored["resolution"], seed=stored["dataset_seed"],
+                         dtype=stored["dtype"])
+    return settings == manifest["settings"] and stored["n_samples"] == manifest["stop"]
+
+
+def _compute(partial: PartialRun, manifest: dict[str, Any], *, config: DataConfig,
+             workers: int, scheduler: str | None, progress: bool | None) -> None:
+    start, stop = manifest["start"], manifest["stop"]
+    chunks = chunk_bounds(start, stop, manifest["chunk_size"])
+    done = partial.completed() & set(chunks)
+    todo = [c for c in chunks if c not in done]
+    n_done = sum(b - a for a, b in done)
+    if done:
+        _log.info("%d of %d chunks already done", len(done), len(chunks))
+    bar = Progress(total=stop - start, initial=n_done, enabled=progress)
+
+    def on_done(a: int, b: int, arrays: dict[str, Any]) -> None:
+        partial.write_chunk(a, b, arrays)
+        bar.update(b - a)
+
+    try:
+        run_chunks(todo, config=config, resolution=manifest["settings"]["resolution"],
+                   dataset_seed=manifest["settings"]["dataset_seed"], workers=workers,
+                   scheduler=scheduler, on_done=on_done)
+    finally:
+        bar.close()
+
