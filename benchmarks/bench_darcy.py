@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                     "samples": 1,
                     "repeats": 1, "accuracy_sizes": [17], "accuracy_samples": 1}
     else:
-        settings = {"sizes": [141, 211, 421], "methods": ["direct", "cg", "amg", "gmg"],
+        settings = {"sizes": [141, 211, 421], "methods": ["direct", "cg", "amg-sa", "amg-rs", "gmg"],
                     "samples": 3, "repeats": 3, "accuracy_sizes": [43, 85], "accuracy_samples": 4}
     result = {
         "hardware": _hardware(),
