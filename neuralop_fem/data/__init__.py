@@ -1,14 +1,18 @@
 """Datasets: the netCDF schema, saving and loading, legacy .mat import, torch datasets.
 
-See ``docs/data_format.md`` for the file format.
+See ``docs/data_format.md`` for the file format. The torch-based names
+(:class:`BurgersDataset`, :class:`DarcyDataset`, :class:`DarcyInverseDataset`,
+:class:`UnitGaussianNormalizer`) are imported on first use, so the netCDF layer (and the
+``info``/``import-mat``/``generate`` commands and generation workers) does not import torch.
 """
 
 from __future__ import annotations
 
-from .datasets import BurgersDataset, DarcyDataset, DarcyInverseDataset
+from typing import Any
+
+from .generate import generate
 from .io import load_dataset, save_dataset
 from .matlab import import_mat, read_mat
-from .normalizer import UnitGaussianNormalizer
 from .schema import burgers_dataset, darcy_dataset, validate
 
 __all__ = [
@@ -16,11 +20,29 @@ __all__ = [
     "DarcyDataset",
     "DarcyInverseDataset",
     "UnitGaussianNormalizer",
-    "import_mat",
-    "read_mat",
     "burgers_dataset",
     "darcy_dataset",
+    "generate",
+    "import_mat",
     "load_dataset",
+    "read_mat",
     "save_dataset",
     "validate",
 ]
+
+_TORCH_NAMES = {
+    "BurgersDataset": "datasets",
+    "DarcyDataset": "datasets",
+    "DarcyInverseDataset": "datasets",
+    "UnitGaussianNormalizer": "normalizer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TORCH_NAMES:
+        import importlib
+
+        module = importlib.import_module(f".{_TORCH_NAMES[name]}", __name__)
+        return getattr(module, name)
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -195,3 +195,11 @@ def test_missing_global_attribute(tmp_path, burgers_ds):
     ds.to_netcdf(path)
     with pytest.raises(DatasetError, match=r"attrs\.nc: misses global attribute\(s\) \['dataset_seed'\]"):
         load_dataset(path)
+
+
+def test_netcdf_layer_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, neuralop_fem.data; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
