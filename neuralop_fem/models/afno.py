@@ -26,6 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .spectral import at_least_fp32
+
 __all__ = ["AFNOMixer"]
 
 
@@ -63,13 +65,13 @@ class AFNOMixer(nn.Module):
         spatial = tuple(x.shape[1:-1])
         axes = tuple(range(1, x.ndim - 1))
         with torch.autocast(device_type=x.device.type, enabled=False):
-            z = torch.fft.rfftn(x.float(), dim=axes, norm="ortho")
+            z = torch.fft.rfftn(at_least_fp32(x), dim=axes, norm="ortho")
             z = z.reshape(*z.shape[:-1], self.num_blocks, self.block)
-            w1 = torch.view_as_complex(self.w1.float())
-            w2 = torch.view_as_complex(self.w2.float())
-            h = torch.einsum("...kb,kbh->...kh", z, w1) + torch.view_as_complex(self.b1.float())
+            w1 = torch.view_as_complex(self.w1.to(z.real.dtype))
+            w2 = torch.view_as_complex(self.w2.to(z.real.dtype))
+            h = torch.einsum("...kb,kbh->...kh", z, w1) + torch.view_as_complex(self.b1.to(z.real.dtype))
             h = torch.complex(F.relu(h.real), F.relu(h.imag))
-            o = torch.einsum("...kh,khb->...kb", h, w2) + torch.view_as_complex(self.b2.float())
+            o = torch.einsum("...kh,khb->...kb", h, w2) + torch.view_as_complex(self.b2.to(z.real.dtype))
             o = torch.complex(
                 F.softshrink(o.real, self.sparsity), F.softshrink(o.imag, self.sparsity)
             )

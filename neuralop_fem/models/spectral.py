@@ -14,7 +14,7 @@ transformer decoders, ReLU (or none for the last layer) in the FNO baselines.
 
 The complex weights are stored as real tensors of shape (C_in, C_out, modes[, modes], 2)
 (last axis: real, imaginary), so optimisers and ``state_dict`` see only real parameters.
-The FFTs always run in float32 (``torch.fft`` has no bfloat16 kernels), so the layers are
+The FFTs run in at least float32 (``torch.fft`` has no bfloat16 kernels), so the layers are
 safe under ``torch.autocast``; the result is cast back to the input dtype.
 
 Initialisation (``init="transformer"``, the reference decoder): Xavier-normal with gain
@@ -32,9 +32,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["SpectralConv1d", "SpectralConv2d"]
+__all__ = ["SpectralConv1d", "SpectralConv2d", "at_least_fp32"]
 
 _ACTIVATIONS = {"silu": F.silu, "relu": F.relu, "none": None}
+
+
+def at_least_fp32(t: torch.Tensor) -> torch.Tensor:
+    """Upcast half / bfloat16 to float32 (``torch.fft`` has no bf16 kernels); keep fp32/fp64."""
+    return t if t.dtype in (torch.float32, torch.float64) else t.float()
 
 
 def _activation(name: str):
@@ -95,9 +100,9 @@ class SpectralConv1d(nn.Module):
         n = x.shape[1]
         res = self.linear(x)
         with torch.autocast(device_type=x.device.type, enabled=False):
-            h = self.dropout(x).float().transpose(1, 2)  # (B, C_in, n)
+            h = at_least_fp32(self.dropout(x)).transpose(1, 2)  # (B, C_in, n)
             h_ft = torch.fft.rfft(h, norm="ortho")[..., : self.modes]
-            w = torch.view_as_complex(self.weight.float())
+            w = torch.view_as_complex(at_least_fp32(self.weight).to(h.dtype))
             out_ft = torch.einsum("bix,iox->box", h_ft, w)
             out_ft = F.pad(out_ft, (0, n // 2 + 1 - self.modes))
             out = torch.fft.irfft(out_ft, n=n, norm="ortho").transpose(1, 2)
@@ -141,10 +146,10 @@ class SpectralConv2d(nn.Module):
         m = self.modes
         res = self.linear(x)
         with torch.autocast(device_type=x.device.type, enabled=False):
-            h = self.dropout(x).float().permute(0, 3, 1, 2)  # (B, C_in, n1, n2)
+            h = at_least_fp32(self.dropout(x)).permute(0, 3, 1, 2)  # (B, C_in, n1, n2)
             h_ft = torch.fft.rfft2(h, norm="ortho")
-            w_pos = torch.view_as_complex(self.weight_pos.float())
-            w_neg = torch.view_as_complex(self.weight_neg.float())
+            w_pos = torch.view_as_complex(at_least_fp32(self.weight_pos).to(h.dtype))
+            w_neg = torch.view_as_complex(at_least_fp32(self.weight_neg).to(h.dtype))
             top = torch.einsum("bixy,ioxy->boxy", h_ft[:, :, :m, :m], w_pos)
             bottom = torch.einsum("bixy,ioxy->boxy", h_ft[:, :, n1 - m :, :m], w_neg)
             middle = top.new_zeros(top.shape[0], self.out_channels, n1 - 2 * m, m)
