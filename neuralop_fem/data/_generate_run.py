@@ -169,7 +169,7 @@ def _run_dask(
             (start, stop)
             for start, stop in tasks
         }
-        for future in as_completed(futures):
+        for future in as_completed(futures, loop=client.loop):
             start, stop = futures[future]
             on_done(start, stop, future.result())
     finally:
