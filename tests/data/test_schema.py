@@ -1,0 +1,67 @@
+"""Schema builders: attribute conversion and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from neuralop_fem.data import schema
+from neuralop_fem.errors import DatasetError
+
+from .conftest import make_burgers
+
+
+def test_netcdf_attrs_conversion():
+    out = schema.netcdf_attrs(
+        {"flag": True, "none": None, "nested": {"tol": 1e-8}, "ts": [0.5, 1.0], "names": ["a", "b"]}
+    )
+    assert out["flag"] == 1 and out["none"] == "none" and out["nested_tol"] == 1e-8
+    np.testing.assert_array_equal(out["ts"], [0.5, 1.0])
+    assert out["names"] == "a,b"
+
+
+def test_netcdf_attrs_rejects_objects():
+    with pytest.raises(DatasetError, match="attribute `bad` must be a str, number"):
+        schema.netcdf_attrs({"bad": object()})
+
+
+def test_builder_records_every_attribute(rng):
+    ds = make_burgers(rng)
+    assert ds.attrs["Conventions"] == "CF-1.8"
+    assert ds.attrs["neuralop_fem_schema_version"] == 1
+    assert json.loads(ds.attrs["config_json"])["viscosity"] == ds.attrs["viscosity"]
+    assert ds["seed"].dtype == np.uint64 and ds["sample"].dtype == np.int64
+
+
+def test_builder_rejects_shape_mismatch(rng):
+    with pytest.raises(DatasetError, match=r"`u` must have the shape of `u0` \(2, 8\); got \(2, 9\)"):
+        schema.burgers_dataset(
+            rng.random((2, 8)), rng.random((2, 9)), seed=[0, 1], iterations=[1, 1],
+            residual=[0.0, 0.0], solve_time=[0.0, 0.0], attrs={"dataset_seed": 0, "source": "t"},
+        )
+
+
+def test_builder_rejects_integer_fields(rng):
+    with pytest.raises(DatasetError, match="`a` must be a float32 or float64 array; got dtype int64"):
+        schema.darcy_dataset(
+            np.ones((1, 3, 3), dtype=np.int64), rng.random((1, 3, 3)), seed=[0], iterations=[1],
+            residual=[0.0], solve_time=[0.0], attrs={"dataset_seed": 0, "source": "t"},
+        )
+
+
+def test_builder_rejects_wrong_diagnostics_length(rng):
+    with pytest.raises(DatasetError, match=r"`residual` must have shape \(2,\), one entry per sample"):
+        schema.burgers_dataset(
+            rng.random((2, 8)), rng.random((2, 8)), seed=[0, 1], iterations=[1, 1],
+            residual=[0.0], solve_time=[0.0, 0.0], attrs={"dataset_seed": 0, "source": "t"},
+        )
+
+
+def test_builder_requires_dataset_seed_and_source(rng):
+    with pytest.raises(DatasetError, match=r"misses global attribute\(s\) \['dataset_seed', 'source'\]"):
+        schema.burgers_dataset(
+            rng.random((1, 8)), rng.random((1, 8)), seed=[0], iterations=[1],
+            residual=[0.0], solve_time=[0.0], attrs={},
+        )
