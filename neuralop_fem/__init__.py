@@ -1,7 +1,25 @@
-"""neuralop_fem: PDE data generation, Galerkin/Fourier Transformer surrogates, comparison."""
+"""neuralop_fem: PDE data generation, Galerkin/Fourier Transformer surrogates, comparison.
+
+The data layer (:func:`generate`, :func:`save_dataset`, :func:`load_dataset`) imports no torch;
+:class:`Surrogate` and :func:`compare` are imported on first use.
+"""
 
 from __future__ import annotations
 
-from ._version import __version__
+from typing import Any
 
-__all__ = ["__version__"]
+from ._version import __version__
+from .data import generate, load_dataset, save_dataset
+
+__all__ = ["Surrogate", "__version__", "compare", "generate", "load_dataset", "save_dataset"]
+
+_LAZY = {"Surrogate": "surrogate", "compare": "compare"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
