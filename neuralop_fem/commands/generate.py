@@ -27,6 +27,12 @@ _BURGERS = (
     ("grf_alpha", float, "initial-condition GRF smoothness exponent alpha (default 2)"),
     ("solver", str, "'spectral' (pseudo-spectral exponential integrator, default) or 'fd' "
                     "(finite differences)"),
+    ("dt", float, "spectral: largest time step (default: the solver's rule, ~450 steps)"),
+    ("first_dt", float, "spectral: first graded step (default 1e-4 dt)"),
+    ("growth", float, "spectral: growth ratio of graded steps (default 1.2)"),
+    ("n_contour", int, "spectral: contour points of the ETDRK4 coefficients (default 32)"),
+    ("mode_tol", float, "spectral: relative mode truncation of the product (default 1e-16)"),
+    ("cfl", float, "fd: fraction of the RK4 stability limit (default 0.8)"),
 )
 _DARCY = (
     ("grf_tau", float, "GRF inverse length scale tau (default 3)"),
@@ -112,7 +118,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     for name, kind, text in _BURGERS:
         burgers.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=text)
     burgers.add_argument("--output-times", dest="output_times", type=float, nargs="+",
-                         metavar="T", help="also store the trajectory u_t at these times in (0, T]")
+                         metavar="T", help="also store the trajectory u_t at these times in [0, T]")
     darcy = problems.add_parser(
         "darcy", help="2D Darcy flow: a -> u",
         description="-div(a grad u) = f on [0, 1]^2, u = 0 on the boundary; a = high where a "

@@ -66,7 +66,11 @@ def _file_attrs(manifest: dict[str, Any], source: str) -> dict[str, Any]:
 
 
 def assemble(partial: PartialRun, manifest: dict[str, Any], *, out: Path, source: str) -> Path:
-    """Write ``out`` from the chunks in ``partial`` (after the samples of ``out`` if appending)."""
+    """Write ``out`` from the chunks in ``partial``.
+
+    When appending, the samples ``0 .. manifest["start"] - 1`` of the existing ``out`` come
+    first; the chunks hold the samples from ``start`` on.
+    """
     settings = manifest["settings"]
     problem = settings["problem"]
     chunks = chunk_bounds(manifest["start"], manifest["stop"], manifest["chunk_size"])
@@ -83,10 +87,11 @@ def assemble(partial: PartialRun, manifest: dict[str, Any], *, out: Path, source
     existing = None
     if manifest["append"]:
         existing = load_dataset(out)
+        kept = existing.isel({S.SAMPLE: slice(0, manifest["start"])})
         for name in names:
-            blocks[name].append(existing[name].data.astype(np.float64))
+            blocks[name].append(kept[name].data.astype(np.float64))
         for name in diagnostics:
-            diagnostics[name].append(np.asarray(existing[name].values))
+            diagnostics[name].append(np.asarray(kept[name].values))
     for a, b in chunks:
         diag = partial.read_chunk(a, b, diagnostics)
         for name in diagnostics:

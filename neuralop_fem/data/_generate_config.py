@@ -152,13 +152,19 @@ class BurgersDataConfig(DataConfig):
     final_time
         :math:`T > 0`; ``u`` is stored at ``t = T``.
     output_times
-        Optional increasing times in ``(0, T]`` at which the trajectory ``u_t`` is also stored.
+        Optional increasing times in ``[0, T]`` at which the trajectory ``u_t`` is also stored.
     grf_sigma, grf_tau, grf_alpha
         Amplitude, inverse length scale and smoothness exponent of the initial-condition GRF
         (25, 5, 2 in the benchmark).
     solver
-        ``"spectral"`` (pseudo-spectral exponential integrator, spectrally accurate in
-        space) or ``"fd"`` (finite differences, second order in space).
+        ``"spectral"`` (pseudo-spectral ETDRK4, spectrally accurate in space, order 4 in
+        time) or ``"fd"`` (finite differences, second order in space, RK4 in time).
+    dt, first_dt, growth, n_contour, mode_tol
+        Numerics of the spectral solver (largest step, first graded step, step growth ratio,
+        contour points, mode truncation); None: the solver's defaults. See
+        :class:`solvers.burgers.BurgersSpectralSolver`.
+    cfl
+        Fraction of the RK4 stability limit of the FD solver, in (0, 1].
     """
 
     problem: ClassVar[str] = "burgers"
@@ -170,18 +176,30 @@ class BurgersDataConfig(DataConfig):
     grf_tau: float = 5.0
     grf_alpha: float = 2.0
     solver: str = "spectral"
+    dt: float | None = None
+    first_dt: float | None = None
+    growth: float = 1.2
+    n_contour: int = 32
+    mode_tol: float = 1e-16
+    cfl: float = 0.8
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        for name in ("viscosity", "final_time", "grf_sigma", "grf_tau", "grf_alpha"):
+        for name in ("viscosity", "final_time", "grf_sigma", "grf_tau", "grf_alpha",
+                     "growth", "cfl"):
             set_(self, name, _positive(getattr(self, name), name))
+        for name in ("dt", "first_dt"):
+            if getattr(self, name) is not None:
+                set_(self, name, _positive(getattr(self, name), name))
+        set_(self, "n_contour", _check_int(self.n_contour, "n_contour"))
+        set_(self, "mode_tol", _finite(self.mode_tol, "mode_tol"))
         set_(self, "solver", _choice(self.solver, "solver", BURGERS_SOLVERS))
         if self.output_times is not None:
             times = tuple(_finite(t, "output_times") for t in np.atleast_1d(self.output_times))
             ok = len(times) > 0 and all(b > a for a, b in zip(times, times[1:], strict=False))
-            if not ok or times[0] <= 0 or times[-1] > self.final_time:
+            if not ok or times[0] < 0 or times[-1] > self.final_time:
                 msg = (
-                    f"`output_times` must be strictly increasing times in (0, final_time="
+                    f"`output_times` must be strictly increasing times in [0, final_time="
                     f"{self.final_time}]; got {list(times)}."
                 )
                 raise ConfigError(msg)
@@ -208,11 +226,12 @@ class BurgersDataConfig(DataConfig):
     def make_solver(self) -> Any:
         """Build the :mod:`solvers` Burgers solver these settings describe."""
         cls = _solver_class(BURGERS_SOLVERS[self.solver])
-        return cls(
-            viscosity=self.viscosity,
-            final_time=self.final_time,
-            output_times=self._solver_times(),
-        )
+        common = {"viscosity": self.viscosity, "final_time": self.final_time,
+                  "output_times": self._solver_times()}
+        if self.solver == "fd":
+            return cls(**common, cfl=self.cfl)
+        return cls(**common, dt=self.dt, first_dt=self.first_dt, growth=self.growth,
+                   n_contour=self.n_contour, mode_tol=self.mode_tol)
 
     def make_sampler(self, resolution: int) -> Any:
         """The initial-condition GRF on ``resolution`` points."""

@@ -89,8 +89,8 @@ def read_generation_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``problem``, ``resolution``, ``dataset_seed``, ``dtype``, ``n_samples`` and
-        ``config`` (a :class:`BurgersDataConfig` or :class:`DarcyDataConfig`).
+        ``problem``, ``resolution``, ``dataset_seed``, ``dtype``, ``n_samples``,
+        ``chunk_size`` and ``config`` (a :class:`BurgersDataConfig` or :class:`DarcyDataConfig`).
 
     Raises
     ------
@@ -118,6 +118,7 @@ def read_generation_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     out = {k: settings.pop(k) for k in ("resolution", "dataset_seed", "dtype")}
     out["problem"] = problem
     out["n_samples"] = n_samples
+    out["chunk_size"] = int(stored.get("chunk_size", 1))
     out["config"] = config_class(problem).from_dict(settings)
     return out
 
@@ -193,6 +194,9 @@ def generate(
     append
         Add ``n_samples`` samples with the next indices/seeds to the finished file ``out``.
         ``resolution``, ``seed``, ``config`` and ``dtype`` must match the file's (or be None).
+        The samples of the file's last incomplete chunk are solved again together with the
+        new ones (batched solves agree with other batchings only to round-off), so N then M
+        is bit-identical to one run of N + M with the same chunk size (default: the file's).
     overwrite
         Replace a finished ``out`` and discard an unfinished run with other settings.
     dtype
@@ -252,6 +256,7 @@ def generate(
             msg = f"`problem` must be {existing['problem']!r} to append to {out}; got {problem!r}."
             raise ConfigError(msg)
         base = existing["n_samples"]
+        chunk = existing["chunk_size"] if chunk_size is None else chunk
         config = existing["config"] if config is None else config
         resolution = existing["resolution"] if resolution is None else resolution
         seed = existing["dataset_seed"] if seed is None else seed
@@ -269,6 +274,10 @@ def generate(
         raise ConfigError(msg)
     solver = config.make_solver()  # fail early on bad solver options
     stop = base + n_samples
+    # Solves are batched per chunk and batched solves agree only to round-off with other
+    # batchings, so an append recomputes the file's last incomplete chunk together with the
+    # new samples: the result is then bit-identical to one run of all the samples.
+    base = (base // chunk) * chunk
     manifest = {
         "format": _FORMAT,
         "settings": settings,
