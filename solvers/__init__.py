@@ -1,17 +1,37 @@
 """Classical solvers and random-field samplers for operator-learning data.
 
 numpy, scipy and scikit-fem only: importing :mod:`solvers` never imports torch.
+
+- :mod:`solvers.grf`: :class:`PeriodicGRF`, :class:`NeumannGRF`, :func:`sample_seeds`, :func:`threshold`
+- :mod:`solvers.burgers`: :class:`BurgersSpectralSolver` (ETDRK4), :class:`BurgersFDSolver`
+- :mod:`solvers.darcy`: :class:`DarcyFDSolver` (5-point), :class:`DarcyFEMSolver` (P1/Q1, scikit-fem)
+- :mod:`solvers.exact`: Cole-Hopf Burgers and manufactured Darcy solutions
+
+Every solver follows one contract: ``.solve(inputs, *, initial_guess=None)`` takes numpy or
+xarray input with a leading ``sample`` dimension (or one sample) and returns the same form;
+``.solve_with_report`` also returns a :class:`SolveReport` of per-sample diagnostics.
 """
 
 from __future__ import annotations
 
 from ._contract import SolveReport
+from .burgers import BurgersFDSolver, BurgersSpectralSolver
+from .darcy import DarcyFDSolver, DarcyFEMSolver
 from .errors import ConvergenceError, InputError, NeuralopFemError, ShapeError
+from .grf import NeumannGRF, PeriodicGRF, sample_seeds, threshold
 
 __all__ = [
+    "BurgersFDSolver",
+    "BurgersSpectralSolver",
     "ConvergenceError",
+    "DarcyFDSolver",
+    "DarcyFEMSolver",
     "InputError",
+    "NeumannGRF",
     "NeuralopFemError",
-    "ShapeError",
+    "PeriodicGRF",
     "SolveReport",
+    "ShapeError",
+    "sample_seeds",
+    "threshold",
 ]

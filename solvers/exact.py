@@ -16,7 +16,13 @@ from numpy.typing import ArrayLike, NDArray
 from ._contract import check_finite, check_positive
 from .errors import InputError, ShapeError
 
-__all__ = ["burgers_closed_form", "burgers_exact"]
+__all__ = [
+    "QuadraticDarcyProblem",
+    "SmoothDarcyProblem",
+    "burgers_closed_form",
+    "burgers_exact",
+    "node_grid",
+]
 
 _LOG_EPS = 40.0  # terms below exp(-40) ~ 4e-18 of the largest are negligible in float64
 _ROW_CHUNK = 256
@@ -204,3 +210,7 @@ def burgers_exact(
     if scalar_t:
         out = out[..., 0, :]
     return out
+
+# Darcy manufactured solutions live in their own module; re-exported here so that every
+# exact solution is found in one place.
+from .exact_darcy import QuadraticDarcyProblem, SmoothDarcyProblem, node_grid  # noqa: E402
