@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.verbose)
     from .errors import NeuralopFemError
 
-    module = _load(command or args.command.replace("-", "_"))
+    module = _load((command or args.command).replace("-", "_"))
     try:
         return int(module.run(args))
     except NeuralopFemError as exc:
