@@ -37,7 +37,7 @@ __all__ = ["LINEAR_SOLVERS", "solve_linear"]
 
 LINEAR_SOLVERS = ("gmg", "amg", "cg", "direct")
 # Flavour behind "amg"; benchmarks/bench_darcy.py times both ("amg-sa", "amg-rs").
-AMG_KIND = "sa"
+AMG_KIND = "rs"  # Ruge-Stuben: 0.61 s vs 1.14 s (SA) per sample at n = 421, see results
 
 # Forward Gauss-Seidel before, backward after the coarse correction: the V-cycle is a
 # symmetric operator (as CG needs) at half the cost of symmetric sweeps on both sides.
