@@ -1,0 +1,238 @@
+"""Speed and memory of the operator learners on CPU (Cao 2021 models, PAPER_SPEC §9).
+
+Two parts, every case in a fresh subprocess (so ``ru_maxrss`` is that case's peak):
+
+* ``scaling``: one encoder layer of the Burgers model (d = 96, 1 head, batch 4),
+  forward + backward, for n = 512 ... 32768 (Galerkin) and up to 8192 (Fourier); the
+  growth exponents of time and of the memory increase over the baseline are fitted on
+  log-log axes (Galerkin should be ~1, Fourier ~2).
+* ``cpu``: full models with the protocol of PAPER_SPEC §9: one iteration =
+  ``zero_grad`` + forward + MSE + backward on random inputs, ``torch.set_num_threads(1)``;
+  also eval-mode forward it/s; the reference figures are listed beside ours.
+
+Run::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_models.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_models.py --quick
+
+Writes ``benchmarks/results/models_cpu.{json,md}`` and ``models_scaling.{json,md}``
+(``models_quick_*`` with ``--quick``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).parent / "results"
+
+# PAPER_SPEC §9: reference code, torch 2.13 CPU, 2-vCPU shared box, 1 thread.
+REFERENCE = {
+    ("burgers-galerkin", 512, 8): {"train_it_s": 6.5, "eval_it_s": 20.1, "rss_mib": 509},
+    ("burgers-fourier", 512, 8): {"train_it_s": 2.5, "eval_it_s": 4.6, "rss_mib": 734},
+    ("burgers-galerkin", 2048, 8): {"train_it_s": 1.75, "eval_it_s": 4.9, "rss_mib": 942},
+    ("darcy-galerkin", 141, 4): {"train_it_s": 0.47, "eval_it_s": 1.6, "rss_mib": 1508},
+    ("darcy-fourier", 141, 4): {"train_it_s": None, "eval_it_s": None, "rss_mib": 4407},
+}
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _current_rss_mib() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _timed(fn, iters: int) -> list[float]:
+    times = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def run_case(case: dict) -> dict:
+    """Run one case in this process (called in a fresh subprocess)."""
+    import torch
+
+    torch.set_num_threads(case["threads"])
+    torch.manual_seed(0)
+    if case["part"] == "scaling":
+        from neuralop_fem.models import EncoderLayer
+
+        layer = EncoderLayer(96, 192, num_heads=1, pos_dim=1, attention=case["attention"])
+        x = torch.randn(case["batch"], case["n"], 96)
+        pos = (torch.arange(case["n"]) / case["n"]).unsqueeze(-1)
+        base = _current_rss_mib()
+
+        def step() -> None:
+            layer.zero_grad(set_to_none=True)
+            layer(x, pos).square().mean().backward()
+
+        step()  # warm-up
+        times = _timed(step, case["iters"])
+        peak = _rss_mib()
+        return {**case, "best_s": min(times), "median_s": float(np.median(times)),
+                "peak_rss_mib": peak, "rss_increase_mib": peak - base}
+
+    from neuralop_fem.models import build_model
+
+    model = build_model(case["preset"])
+    n, b = case["n"], case["batch"]
+    shape = (b, n, 1) if case["preset"].startswith("burgers") else (b, n, n, 1)
+    x = torch.randn(shape)
+    with torch.no_grad():
+        target = torch.randn(model(x[:1]).shape[1:]).expand(b, *model(x[:1]).shape[1:])
+
+    def train_step() -> None:
+        model.zero_grad(set_to_none=True)
+        torch.nn.functional.mse_loss(model(x), target).backward()
+
+    model.train()
+    train_step()  # warm-up
+    train = _timed(train_step, case["iters"])
+    model.eval()
+    with torch.no_grad():
+        model(x)
+        evals = _timed(lambda: model(x), case["iters"])
+    return {**case, "params": sum(p.numel() for p in model.parameters()),
+            "train_it_s_best": 1 / min(train), "train_it_s_median": 1 / float(np.median(train)),
+            "eval_it_s_best": 1 / min(evals), "peak_rss_mib": _rss_mib()}
+
+
+def _subprocess(case: dict) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--case", json.dumps(case)],
+        capture_output=True, text=True, check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _hardware() -> dict:
+    import torch
+
+    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+    model = next(
+        (ln.split(":", 1)[1].strip() for ln in lscpu.splitlines() if ln.startswith("Model name")),
+        "?",
+    )
+    return {
+        "cpu_model": model, "cpu_count": os.cpu_count(),
+        "torch_threads": 1,
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+        "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
+        "python": platform.python_version(), "torch": torch.__version__,
+        "numpy": np.__version__,
+        "note": "2-core box shared with other engineers' jobs; best and median of `iters` "
+                "timed iterations after one warm-up; peak RSS = ru_maxrss of a fresh process",
+    }
+
+
+def _slope(x: list[float], y: list[float]) -> float:
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def scaling(quick: bool) -> dict:
+    sizes = {"galerkin": [512, 1024, 2048] if quick else [512, 1024, 2048, 4096, 8192, 16384, 32768],
+             "fourier": [512, 1024, 2048] if quick else [512, 1024, 2048, 4096, 8192]}
+    rows, fits = [], {}
+    for attention, ns in sizes.items():
+        res = []
+        for n in ns:
+            iters = 3 if n >= 4096 else 5
+            res.append(_subprocess({"part": "scaling", "attention": attention, "n": n,
+                                    "batch": 4, "iters": iters, "threads": 1}))
+        rows += res
+        big = [r for r in res if r["n"] >= 1024]  # fixed overheads dominate below
+        fits[attention] = {
+            "time_exponent": _slope([r["n"] for r in big], [r["best_s"] for r in big]),
+            "memory_exponent": _slope([r["n"] for r in big],
+                                      [max(r["rss_increase_mib"], 1.0) for r in big]),
+        }
+    return {"rows": rows, "fits": fits}
+
+
+def cpu(quick: bool) -> dict:
+    if quick:
+        cases = [("burgers-galerkin", 128, 2, 3), ("darcy-galerkin", 29, 1, 2)]
+    else:
+        cases = [("burgers-galerkin", 512, 8, 20), ("burgers-fourier", 512, 8, 10),
+                 ("burgers-galerkin", 2048, 8, 8), ("darcy-galerkin", 141, 4, 6),
+                 ("darcy-fourier", 141, 4, 2)]
+    rows = []
+    for preset, n, b, iters in cases:
+        r = _subprocess({"part": "cpu", "preset": preset, "n": n, "batch": b,
+                         "iters": iters, "threads": 1})
+        r["reference"] = REFERENCE.get((preset, n, b))
+        rows.append(r)
+    return {"rows": rows}
+
+
+def _markdown_cpu(res: dict, hw: dict) -> str:
+    lines = ["# Operator learners: full-model CPU speed (1 thread)", "",
+             f"CPU: {hw['cpu_model']} ({hw['cpu_count']} cores), torch {hw['torch']}, "
+             f"torch threads 1. {hw['note']}.", "",
+             "| case (batch) | params | train it/s best / median | ref it/s | eval it/s | "
+             "ref eval | peak RSS MiB | ref RSS |", "|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        ref = r["reference"] or {}
+        lines.append(
+            f"| {r['preset']} n={r['n']} ({r['batch']}) | {r['params']:,} | "
+            f"{r['train_it_s_best']:.3g} / {r['train_it_s_median']:.3g} | "
+            f"{ref.get('train_it_s', '-')} | {r['eval_it_s_best']:.3g} | "
+            f"{ref.get('eval_it_s', '-')} | {r['peak_rss_mib']:.0f} | {ref.get('rss_mib', '-')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_scaling(res: dict, hw: dict) -> str:
+    lines = ["# Encoder-layer scaling (d = 96, 1 head, batch 4, forward + backward, 1 thread)",
+             "", f"CPU: {hw['cpu_model']}. {hw['note']}.", "",
+             "| attention | n | best s | median s | peak RSS MiB | increase MiB |",
+             "|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        lines.append(f"| {r['attention']} | {r['n']} | {r['best_s']:.4f} | {r['median_s']:.4f} | "
+                     f"{r['peak_rss_mib']:.0f} | {r['rss_increase_mib']:.0f} |")
+    lines += ["", "Fitted exponents (n >= 1024): " + "; ".join(
+        f"{k}: time n^{v['time_exponent']:.2f}, memory n^{v['memory_exponent']:.2f}"
+        for k, v in res["fits"].items())]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser.add_argument("--part", choices=["scaling", "cpu", "all"], default="all")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.case:
+        print(json.dumps(run_case(json.loads(args.case))))
+        return 0
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    hw = _hardware()
+    prefix = "models_quick_" if args.quick else "models_"
+    if args.part in ("cpu", "all"):
+        res = {"hardware": hw, **cpu(args.quick)}
+        (RESULTS / f"{prefix}cpu.json").write_text(json.dumps(res, indent=2))
+        (RESULTS / f"{prefix}cpu.md").write_text(_markdown_cpu(res, hw))
+    if args.part in ("scaling", "all"):
+        res = {"hardware": hw, **scaling(args.quick)}
+        (RESULTS / f"{prefix}scaling.json").write_text(json.dumps(res, indent=2))
+        (RESULTS / f"{prefix}scaling.md").write_text(_markdown_scaling(res, hw))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
