@@ -1,0 +1,193 @@
+"""Out-of-distribution scores of surrogate inputs against the training inputs.
+
+Two checks, both cheap (O(n) or O(n log n) per sample):
+
+1. A Mahalanobis distance of a few resolution-independent statistics of each input,
+   :math:`d^2 = (s - \\mu)^T \\Sigma^{-1} (s - \\mu)`, with :math:`\\mu, \\Sigma` the mean and
+   covariance of the same statistics over the training inputs. For Gaussian statistics
+   :math:`d^2 \\sim \\chi^2_k`; an input is flagged when :math:`d^2` exceeds the 0.999
+   quantile of :math:`\\chi^2_k` (:data:`OOD_QUANTILE`), i.e. about 1 in 1000 training-like
+   inputs is flagged by chance.
+
+   * Burgers (``u0`` on ``x_i = i/n``): ``log_rms`` (log of the RMS amplitude) and
+     ``spectrum_slope`` (least-squares slope of ``log |u0_k|^2`` against ``log k`` for
+     ``k = 2..32``; about -4 for the benchmark GRF with ``alpha = 2``).
+   * Darcy (``a`` on the node grid): ``mean_log_a`` and ``interface_density`` (number of
+     neighbouring node pairs whose values differ by more than 1 %, times ``h = 1/(n-1)``:
+     an estimate of the interface length per unit area, independent of ``n``).
+
+2. Darcy only: the fraction of nodal values that are not in the training value set (the two
+   phase values ``contrast_low``/``contrast_high``, relative tolerance 1e-6) and the
+   contrast ratio ``max a / min a`` against the training ratio. Flagged when more than
+   :data:`OFF_SET_LIMIT` of the values are off the set or the ratio differs by more than 1 %.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats as _stats
+
+from .errors import InputError
+
+__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics"]
+
+OOD_QUANTILE = 0.999
+OFF_SET_LIMIT = 0.01
+STAT_NAMES = {
+    "burgers": ("log_rms", "spectrum_slope"),
+    "darcy": ("mean_log_a", "interface_density"),
+}
+
+
+def _burgers_stats(u0: NDArray[np.float64]) -> NDArray[np.float64]:
+    n = u0.shape[-1]
+    rms = np.sqrt(np.mean(u0**2, axis=-1))
+    power = np.abs(np.fft.rfft(u0, axis=-1)) ** 2
+    k = np.arange(2, min(33, n // 2))
+    logp = np.log(power[:, k] + 1e-300)
+    logk = np.log(k)
+    logk_c = logk - logk.mean()
+    slope = (logp - logp.mean(axis=1, keepdims=True)) @ logk_c / (logk_c @ logk_c)
+    return np.stack([np.log(rms + 1e-300), slope], axis=1)
+
+
+def _darcy_stats(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    n = a.shape[-1]
+    log_a = np.log(a)
+    jumps_x = np.abs(np.diff(log_a, axis=1)) > np.log1p(0.01)
+    jumps_y = np.abs(np.diff(log_a, axis=2)) > np.log1p(0.01)
+    density = (jumps_x.sum(axis=(1, 2)) + jumps_y.sum(axis=(1, 2))) / (n - 1)
+    return np.stack([log_a.mean(axis=(1, 2)), density], axis=1)
+
+
+def ood_statistics(inputs: NDArray[np.float64], problem: str) -> NDArray[np.float64]:
+    """The statistics of each input sample used by the Mahalanobis score.
+
+    Parameters
+    ----------
+    inputs : (n_samples, n) or (n_samples, n, n) float array
+        Burgers ``u0`` or Darcy ``a`` (> 0).
+    problem
+        ``"burgers"`` or ``"darcy"``.
+
+    Returns
+    -------
+    (n_samples, 2) array, columns named by ``STAT_NAMES[problem]``.
+    """
+    if problem == "burgers":
+        return _burgers_stats(np.asarray(inputs, dtype=np.float64))
+    if problem == "darcy":
+        return _darcy_stats(np.asarray(inputs, dtype=np.float64))
+    msg = f"`problem` must be 'burgers' or 'darcy'; got {problem!r}."
+    raise InputError(msg)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OODReference:
+    """Training-set statistics that out-of-distribution scores are measured against.
+
+    Attributes
+    ----------
+    problem : str
+    mean : (k,) tuple of float
+        Mean of :func:`ood_statistics` over the training inputs.
+    covariance : (k, k) tuple of tuples
+        Their covariance (regularised: 1e-9 relative to the diagonal is added).
+    n_train : int
+        Number of training inputs the statistics come from.
+    value_set : tuple of float
+        Darcy: the phase values of the coefficient (empty for Burgers).
+    """
+
+    problem: str
+    mean: tuple[float, ...]
+    covariance: tuple[tuple[float, ...], ...]
+    n_train: int
+    value_set: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.problem not in STAT_NAMES:
+            msg = f"`problem` must be 'burgers' or 'darcy'; got {self.problem!r}."
+            raise InputError(msg)
+        k = len(STAT_NAMES[self.problem])
+        cov = np.asarray(self.covariance, dtype=np.float64)
+        if len(self.mean) != k or cov.shape != (k, k):
+            msg = f"`mean`/`covariance` must have shapes ({k},)/({k}, {k}); got {len(self.mean)}/{cov.shape}."
+            raise InputError(msg)
+
+    @classmethod
+    def fit(cls, inputs: NDArray[np.float64], problem: str,
+            *, value_set: tuple[float, ...] = ()) -> OODReference:
+        """Fit to training inputs (at least 3 samples)."""
+        s = ood_statistics(inputs, problem)
+        if len(s) < 3:
+            msg = f"`inputs` must hold at least 3 training samples; got {len(s)}."
+            raise InputError(msg)
+        cov = np.cov(s, rowvar=False)
+        cov = cov + np.diag(1e-9 * np.diag(cov) + 1e-12)
+        return cls(problem=problem, mean=tuple(map(float, s.mean(axis=0))),
+                   covariance=tuple(tuple(map(float, row)) for row in cov),
+                   n_train=len(s), value_set=tuple(float(v) for v in value_set))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form (stored as ``ood_reference`` in ``run.json``)."""
+        return {"problem": self.problem, "mean": list(self.mean),
+                "covariance": [list(r) for r in self.covariance], "n_train": self.n_train,
+                "value_set": list(self.value_set)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OODReference:
+        """Inverse of :meth:`to_dict`."""
+        return cls(problem=data["problem"], mean=tuple(data["mean"]),
+                   covariance=tuple(tuple(r) for r in data["covariance"]),
+                   n_train=int(data["n_train"]), value_set=tuple(data.get("value_set", ())))
+
+    @property
+    def threshold(self) -> float:
+        """``chi2.ppf(OOD_QUANTILE, k)``: scores above it are flagged."""
+        return float(_stats.chi2.ppf(OOD_QUANTILE, len(self.mean)))
+
+    def score(self, inputs: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Squared Mahalanobis distance ``d^2`` of each sample, shape (n_samples,)."""
+        d = ood_statistics(inputs, self.problem) - np.asarray(self.mean)
+        inv = np.linalg.inv(np.asarray(self.covariance))
+        return np.einsum("si,ij,sj->s", d, inv, d)
+
+    def off_set_fraction(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Darcy: per-sample fraction of values not in :attr:`value_set` (rel. tol 1e-6)."""
+        if not self.value_set:
+            return np.zeros(len(a))
+        vals = np.asarray(self.value_set)
+        near = np.zeros(a.shape, dtype=bool)
+        for v in vals:
+            near |= np.abs(a - v) <= 1e-6 * abs(v)
+        return 1.0 - near.reshape(len(a), -1).mean(axis=1)
+
+    def flags(self, inputs: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_], str]:
+        """Scores, per-sample flags and a message describing the flagged samples."""
+        score = self.score(inputs)
+        flagged = score > self.threshold
+        parts = []
+        if flagged.any():
+            parts.append(
+                f"{int(flagged.sum())} of {len(score)} input(s) have an out-of-distribution score "
+                f"d^2 up to {score.max():.3g} > {self.threshold:.3g} (chi2 {OOD_QUANTILE} quantile, "
+                f"statistics {STAT_NAMES[self.problem]} vs {self.n_train} training inputs)"
+            )
+        if self.problem == "darcy" and self.value_set:
+            off = self.off_set_fraction(inputs)
+            ratio = inputs.reshape(len(inputs), -1).max(1) / inputs.reshape(len(inputs), -1).min(1)
+            want = max(self.value_set) / min(self.value_set)
+            bad = (off > OFF_SET_LIMIT) | (np.abs(ratio / want - 1.0) > 0.01)
+            if bad.any():
+                parts.append(
+                    f"{int(bad.sum())} input(s) have coefficient values outside the training set "
+                    f"{self.value_set} (up to {off.max():.1%} of the nodes) or a contrast ratio "
+                    f"other than {want:.3g} (got {ratio.min():.3g}..{ratio.max():.3g})"
+                )
+            flagged = flagged | bad
+        return score, flagged, "; ".join(parts)
