@@ -1,0 +1,80 @@
+"""``neuralop-fem evaluate``: relative L2 / H1 errors of a trained run on a dataset.
+
+Evaluates the selected model of RUN_DIR at the training resolution or another one reachable
+from the file's grid (e.g. trained at 512, evaluated at 2048 and 8192), prints a summary table
+and writes the per-sample errors to a CSV file and the summary to a JSON file beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "run", "write_results"]
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``evaluate`` subcommand to ``subparsers``."""
+    p = subparsers.add_parser(
+        "evaluate", help="relative L2 / H1 errors of a trained run on a dataset",
+        description="Per-sample relative L2 and H1-seminorm errors of the selected model of "
+        "RUN_DIR, summarised (mean, median, p95, max).",
+    )
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a training run directory")
+    p.add_argument("--data", type=Path, required=True, metavar="FILE.nc", help="dataset file")
+    p.add_argument("--resolution", type=int, metavar="n",
+                   help="evaluation grid (default: the training resolution)")
+    p.add_argument("--indices", default="test", metavar="test|all|A:B",
+                   help="samples: the run's test split (default), all, or positions A:B")
+    p.add_argument("--out", type=Path, metavar="FILE.csv",
+                   help="per-sample CSV (default RUN_DIR/eval_<data>_n<res>.csv); the summary "
+                        "goes to the same name with .json")
+    p.add_argument("--batch-size", dest="batch_size", type=int, metavar="B",
+                   help="evaluation batch size (default: the run's)")
+    p.add_argument("--device", metavar="D", help="cpu or cuda (default: cuda if available)")
+    return p
+
+
+def write_results(result: dict[str, Any], path: Path) -> Path:
+    """Per-sample CSV at ``path`` and the summary JSON at ``path.with_suffix('.json')``."""
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["sample", "rel_l2", "rel_h1"])
+        for i, a, b in zip(result["indices"], result["rel_l2"], result["rel_h1"], strict=True):
+            writer.writerow([int(i), repr(float(a)), repr(float(b))])
+    summary = {k: v for k, v in result.items() if k not in ("indices", "rel_l2", "rel_h1")}
+    summary["csv"] = str(path)
+    json_path = path.with_suffix(".json")
+    json_path.write_text(json.dumps(summary, indent=2) + "\n")
+    return json_path
+
+
+def _table(result: dict[str, Any]) -> str:
+    s = result["summary"]
+    head = (f"{result['preset'] or 'run'}: {result['n_samples']} samples at n={result['resolution']}"
+            f" (trained at n={result['train_resolution']})")
+    rows = [f"{'error':<8}{'mean':>12}{'median':>12}{'p95':>12}{'max':>12}"]
+    for name, label in (("rel_l2", "rel. L2"), ("rel_h1", "rel. H1")):
+        v = s[name]
+        rows.append(f"{label:<8}{v['mean']:>12.4e}{v['median']:>12.4e}{v['p95']:>12.4e}"
+                    f"{v['max']:>12.4e}")
+    return "\n".join([head, *rows])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``neuralop-fem evaluate``; return the exit status."""
+    from ..training import evaluate_run
+
+    result = evaluate_run(args.run_dir, args.data, resolution=args.resolution,
+                          indices=args.indices, batch_size=args.batch_size, device=args.device)
+    out = args.out
+    if out is None:
+        tag = args.indices.replace(":", "-") if isinstance(args.indices, str) else "custom"
+        out = args.run_dir / f"eval_{args.data.stem}_n{result['resolution']}_{tag}.csv"
+    json_path = write_results(result, out)
+    sys.stdout.write(_table(result) + f"\nwrote {out} and {json_path}\n")
+    return 0

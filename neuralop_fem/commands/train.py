@@ -1,0 +1,146 @@
+"""``neuralop-fem train``: train a preset on a dataset into a run directory.
+
+The preset gives the model (:data:`neuralop_fem.models.PRESETS`) and the paper's training
+settings (:data:`neuralop_fem.training.TRAIN_PRESETS`); options and ``--set key=value``
+override them. Running the same command again on an unfinished RUN_DIR resumes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["apply_overrides", "register", "run"]
+
+# option dest -> TrainConfig field
+_OPTIONS = {
+    "resolution": "resolution", "epochs": "epochs", "batch_size": "batch_size", "lr": "lr_max",
+    "device": "device", "seed": "seed", "n_train": "n_train", "n_val": "n_val",
+    "n_test": "n_test", "noise": "noise", "amp": "amp",
+}
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``train`` subcommand to ``subparsers``."""
+    p = subparsers.add_parser(
+        "train", help="train a surrogate from a preset on a dataset",
+        description="Train a preset (model + the paper's training settings) on a dataset "
+        "written by `neuralop-fem generate`. Writes RUN_DIR/run.json, last.pt, best.pt, "
+        "metrics.csv and loss_curve.png; rerunning an unfinished run resumes it. Launch with "
+        "`torchrun --nproc-per-node K -m neuralop_fem.cli train ...` for several processes.",
+    )
+    p.add_argument("--data", type=Path, required=True, metavar="FILE.nc", help="dataset file")
+    p.add_argument("--preset", required=True, metavar="NAME",
+                   help="training preset, e.g. burgers-galerkin, darcy-fourier, "
+                        "darcy-inverse-galerkin")
+    p.add_argument("--out", type=Path, required=True, metavar="RUN_DIR", help="run directory")
+    p.add_argument("--resolution", type=int, metavar="n",
+                   help="training grid (default: the preset's, 512 Burgers / 141 Darcy)")
+    p.add_argument("--epochs", type=int, metavar="E", help="epochs (default 100)")
+    p.add_argument("--batch-size", dest="batch_size", type=int, metavar="B",
+                   help="global batch size (default 8 Burgers / 4 Darcy)")
+    p.add_argument("--lr", type=float, metavar="LR", help="peak learning rate lr_max")
+    p.add_argument("--device", metavar="D", help="auto (default), cpu, cuda, cuda:K")
+    p.add_argument("--seed", type=int, metavar="S", help="seed (default 1127802)")
+    p.add_argument("--n-train", dest="n_train", type=int, metavar="N",
+                   help="training samples: the first N (default 1024)")
+    p.add_argument("--n-val", dest="n_val", type=int, metavar="N",
+                   help="validation samples: the N before the test set (default 100)")
+    p.add_argument("--n-test", dest="n_test", type=int, metavar="N",
+                   help="test samples: the last N (default 100)")
+    p.add_argument("--noise", type=float, metavar="EPS",
+                   help="inverse problem: relative input noise level (default 0.01)")
+    p.add_argument("--amp", choices=("none", "bf16"), help="mixed precision (default none)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override any model or training hyper-parameter by name (value parsed "
+                        "as JSON, else a string); repeatable")
+    p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int,
+                   metavar="K", help="stop after K epochs (resume later with the same command)")
+    p.add_argument("--overwrite", action="store_true", help="discard what RUN_DIR holds")
+    return p
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def apply_overrides(model_config: Any, train_config: Any, items: list[str]) -> tuple[Any, Any]:
+    """Apply ``KEY=VALUE`` strings to the model config or the TrainConfig, by field name.
+
+    Raises
+    ------
+    ConfigError
+        For a malformed item or an unknown key (the message lists the valid names).
+    """
+    from ..errors import ConfigError
+
+    model_fields = {f.name for f in dataclasses.fields(model_config)}
+    train_fields = {f.name for f in dataclasses.fields(train_config)}
+    model_changes: dict[str, Any] = {}
+    train_changes: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            msg = f"`--set` must be KEY=VALUE; got {item!r}."
+            raise ConfigError(msg)
+        if key in model_fields:
+            model_changes[key] = _parse_value(value)
+        elif key in train_fields:
+            train_changes[key] = _parse_value(value)
+        else:
+            msg = (
+                f"`--set` key must be a model or training hyper-parameter; got {key!r}. "
+                f"Model: {', '.join(sorted(model_fields))}. "
+                f"Training: {', '.join(sorted(train_fields))}."
+            )
+            raise ConfigError(msg)
+    try:
+        if model_changes:
+            model_config = model_config.replace(**model_changes)
+    except ConfigError:
+        raise
+    except ValueError as exc:  # the models' InputError
+        raise ConfigError(str(exc)) from None
+    if train_changes:
+        train_config = train_config.replace(**train_changes)
+    return model_config, train_config
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``neuralop-fem train``; return the exit status."""
+    from ..models import PRESETS
+    from ..training import Trainer, training_preset
+
+    train_config = training_preset(args.preset)
+    model_config = PRESETS[args.preset]
+    changes = {
+        field: getattr(args, dest) for dest, field in _OPTIONS.items()
+        if getattr(args, dest) is not None
+    }
+    train_config = train_config.replace(**changes)
+    model_config, train_config = apply_overrides(model_config, train_config, args.overrides)
+    with Trainer(args.out, args.data, model_config=model_config, config=train_config,
+                 preset=args.preset, overwrite=args.overwrite) as trainer:
+        result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call)
+        if trainer.ctx.is_main:
+            _report(result, args.out)
+    return 0
+
+
+def _report(result: dict[str, Any], out: Path) -> None:
+    lines = [f"run directory: {out}",
+             f"epochs completed: {result['epochs_completed']} (finished: {result['finished']})",
+             f"best epoch: {result['best_epoch']}  validation rel. L2: "
+             f"{result['best_val_rel_l2']:.4e}"]
+    if result["finished"]:
+        lines.append(f"test rel. L2: {result['test_rel_l2_best']:.4e} (selected model), "
+                     f"{result['test_rel_l2_final']:.4e} (final epoch)")
+    sys.stdout.write("\n".join(lines) + "\n")

@@ -1,0 +1,218 @@
+"""From a dataset file and a :class:`TrainConfig` to splits, torch datasets and normalisers.
+
+Splits (PAPER_SPEC §6, with a validation split added): for a dataset of N samples the test
+set is the last ``n_test`` samples, validation the ``n_val`` samples just before them, and
+training the first ``n_train``. Validation is carved from samples the reference used for
+training, never from the test set. Normalisers (Darcy forward and inverse) are fitted on the
+training split only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import xarray as xr
+from torch import nn
+
+from ..errors import ConfigError, DatasetError
+from .config import TrainConfig
+
+__all__ = ["TrainingData", "build_training_data", "make_dataset", "split_indices"]
+
+_PROBLEM = {"burgers": "burgers", "darcy": "darcy", "darcy-inverse": "darcy"}
+
+
+def split_indices(n_samples: int, config: TrainConfig) -> dict[str, np.ndarray]:
+    """Train / validation / test sample positions for a dataset of ``n_samples``.
+
+    Returns
+    -------
+    dict
+        ``{"train", "val", "test"}`` -> int64 arrays of positions.
+
+    Raises
+    ------
+    ConfigError
+        If the dataset is too small for the requested split (the message names the numbers)
+        or explicit indices are out of range.
+    """
+    if config.train_indices is not None:
+        out = {
+            "train": np.asarray(config.train_indices, dtype=np.int64),
+            "val": np.asarray(config.val_indices, dtype=np.int64),
+            "test": np.asarray(config.test_indices, dtype=np.int64),
+        }
+        top = max(int(v.max()) for v in out.values())
+        if top >= n_samples:
+            msg = f"split indices must be < the dataset's {n_samples} samples; got index {top}."
+            raise ConfigError(msg)
+        return out
+    need = config.n_train + config.n_val + config.n_test
+    if need > n_samples:
+        msg = (
+            f"the dataset must have at least n_train + n_val + n_test = {config.n_train} + "
+            f"{config.n_val} + {config.n_test} = {need} samples; got {n_samples}. Generate more "
+            "(`neuralop-fem generate ... --append M`) or lower --n-train/--n-val/--n-test."
+        )
+        raise ConfigError(msg)
+    test_start = n_samples - config.n_test
+    val_start = test_start - config.n_val
+    return {
+        "train": np.arange(config.n_train, dtype=np.int64),
+        "val": np.arange(val_start, test_start, dtype=np.int64),
+        "test": np.arange(test_start, n_samples, dtype=np.int64),
+    }
+
+
+def open_data(data: xr.Dataset | str | os.PathLike[str]) -> xr.Dataset:
+    """Load (lazily) a dataset file, or pass an ``xr.Dataset`` through."""
+    if isinstance(data, xr.Dataset):
+        return data
+    from ..data import load_dataset
+
+    return load_dataset(data)
+
+
+def make_dataset(
+    data: xr.Dataset,
+    config: TrainConfig,
+    *,
+    indices: Any,
+    resolution: int,
+    coarse: int | None = None,
+    input_normalizer: Any = None,
+    noisy: bool = True,
+    in_memory: bool = True,
+) -> torch.utils.data.Dataset:
+    """The torch dataset of ``config.task`` at ``resolution`` for the samples ``indices``.
+
+    For the inverse task ``coarse`` is the target grid, and the input gets the fixed noise of
+    level ``config.noise`` (seeded by ``config.seed`` and the sample index) when ``noisy``.
+    """
+    from ..data.datasets import BurgersDataset, DarcyDataset, DarcyInverseDataset
+
+    if config.task == "burgers":
+        return BurgersDataset(data, resolution=resolution, indices=indices, in_memory=in_memory)
+    if config.task == "darcy":
+        return DarcyDataset(data, resolution=resolution, indices=indices, in_memory=in_memory)
+    noise = config.noise if noisy else 0.0
+    return DarcyInverseDataset(
+        data, n_fine=resolution, n_coarse=int(coarse), noise=noise,
+        noise_seed=config.seed if noise > 0 else None,
+        input_normalizer=input_normalizer if noise > 0 else None,
+        indices=indices, in_memory=in_memory,
+    )
+
+
+@dataclass
+class TrainingData:
+    """Datasets, normalisers and provenance of one training run."""
+
+    train: torch.utils.data.Dataset
+    val: torch.utils.data.Dataset
+    test: torch.utils.data.Dataset
+    splits: dict[str, np.ndarray]
+    resolution: int
+    coarse_resolution: int | None
+    input_normalizer: nn.Module | None
+    output_normalizer: nn.Module | None
+    dirichlet: bool
+    provenance: dict[str, Any]
+
+
+def check_problem(data: xr.Dataset, config: TrainConfig, *, preset: str | None = None) -> None:
+    """Refuse a dataset whose ``problem`` does not fit the task."""
+    problem = data.attrs.get("problem")
+    want = _PROBLEM[config.task]
+    if problem != want:
+        who = f"preset {preset!r}" if preset else f"task {config.task!r}"
+        msg = f"the data must be a {want} dataset for {who}; got a {problem} dataset."
+        raise ConfigError(msg)
+
+
+def provenance(data: xr.Dataset, path: Any) -> dict[str, Any]:
+    """Plain-JSON description of a dataset (path, problem, size, attributes)."""
+    attrs: dict[str, Any] = {}
+    for key, value in data.attrs.items():
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, str | int | float | bool):
+            attrs[str(key)] = value
+    return {
+        "path": None if path is None else os.path.abspath(os.fspath(path)),
+        "problem": data.attrs.get("problem"),
+        "n_samples": int(data.sizes["sample"]),
+        "grid": [int(data.sizes[d]) for d in ("x", "y") if d in data.sizes],
+        "config_json": data.attrs.get("config_json"),
+        "attrs": attrs,
+    }
+
+
+def build_training_data(
+    data: xr.Dataset | str | os.PathLike[str],
+    config: TrainConfig,
+    *,
+    model: nn.Module,
+    preset: str | None = None,
+) -> TrainingData:
+    """Split ``data``, build the three datasets and fit the normalisers on the training split.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or path
+    config : TrainConfig
+    model : nn.Module
+        The bare model (its ``output_size`` gives the inverse problem's coarse grid).
+    preset : str, optional
+        Named in error messages.
+
+    Raises
+    ------
+    ConfigError
+        Problem mismatch, too few samples, bad indices.
+    InputError
+        A resolution not reachable from the file's grid (the message lists the reachable ones).
+    """
+    from ..data.normalizer import UnitGaussianNormalizer
+
+    path = None if isinstance(data, xr.Dataset) else data
+    ds = open_data(data)
+    check_problem(ds, config, preset=preset)
+    n_full = int(ds.sizes["x"])
+    resolution = n_full if config.resolution is None else config.resolution
+    splits = split_indices(int(ds.sizes["sample"]), config)
+    coarse = None
+    if config.task == "darcy-inverse":
+        coarse = int(model.output_size(resolution))
+    make = dict(resolution=resolution, coarse=coarse)
+    in_norm = out_norm = None
+    if config.task == "burgers":
+        train = make_dataset(ds, config, indices=splits["train"], **make)
+        val = make_dataset(ds, config, indices=splits["val"], **make)
+        test = make_dataset(ds, config, indices=splits["test"], **make)
+    elif config.task == "darcy":
+        train = make_dataset(ds, config, indices=splits["train"], **make)
+        in_norm = UnitGaussianNormalizer.fit(train.stacked("input"))
+        out_norm = UnitGaussianNormalizer.fit(train.stacked("target"))
+        val = make_dataset(ds, config, indices=splits["val"], **make)
+        test = make_dataset(ds, config, indices=splits["test"], **make)
+    else:
+        clean = make_dataset(ds, config, indices=splits["train"], noisy=False, **make)
+        in_norm = UnitGaussianNormalizer.fit(clean.stacked("input"))
+        out_norm = UnitGaussianNormalizer.fit(clean.stacked("target"))
+        kw = dict(input_normalizer=in_norm, **make)
+        train = make_dataset(ds, config, indices=splits["train"], **kw) if config.noise else clean
+        val = make_dataset(ds, config, indices=splits["val"], **kw)
+        test = make_dataset(ds, config, indices=splits["test"], **kw)
+    if len(train) < 1:
+        msg = f"the training split must hold at least one sample; got {len(train)}."
+        raise DatasetError(msg)
+    return TrainingData(
+        train=train, val=val, test=test, splits=splits, resolution=resolution,
+        coarse_resolution=coarse, input_normalizer=in_norm, output_normalizer=out_norm,
+        dirichlet=config.task == "darcy", provenance=provenance(ds, path),
+    )
