@@ -141,7 +141,11 @@ class Surrogate:
             raise InputError(msg)
         dev = torch.device(device) if device is not None else _default_device()
         operator, info = _load_operator(path, dev)
-        problem = str(_lookup(info, "problem"))
+        if info.get("task", "") not in ("", "burgers", "darcy"):
+            msg = (f"`run_dir` must hold a forward burgers/darcy model; got task "
+                   f"{info.get('task')!r}, which Surrogate does not serve.")
+            raise InputError(msg)
+        problem = str(_lookup(info, "task", "problem"))
         resolution = int(_lookup(info, "resolution"))
         ood = None
         if isinstance(info.get("ood_reference"), dict):
@@ -169,12 +173,12 @@ class Surrogate:
     @property
     def validation_error(self) -> float:
         """Mean relative L2 error on the validation split (NaN if not recorded)."""
-        return float(_lookup(self.run_info, "val_error", "validation_error", default=np.nan))
+        return float(_lookup(self.run_info, "best_val_rel_l2", "val_error", default=np.nan))
 
     @property
     def test_error(self) -> float:
         """Mean relative L2 error on the test split (NaN if not recorded)."""
-        return float(_lookup(self.run_info, "test_error", default=np.nan))
+        return float(_lookup(self.run_info, "test_rel_l2_best", "test_error", default=np.nan))
 
     @property
     def config(self) -> dict[str, Any]:
@@ -387,7 +391,7 @@ def _ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | N
     from .data import load_dataset
 
     ds = load_dataset(path)
-    split = _lookup(info, "split", "splits", default={})
+    split = _lookup(info, "splits", "split", default={})
     train = split.get("train") if isinstance(split, dict) else None
     idx = np.asarray(train if train is not None else np.arange(ds.sizes["sample"]))[:256]
     var = "u0" if problem == "burgers" else "a"

@@ -1,0 +1,263 @@
+"""scikit-fem meshes <-> the surrogate's node grid, and meshio export of the fields.
+
+A Darcy problem given on any triangulation of the unit square with an element-wise
+coefficient (a scikit-fem ``MeshTri``, possibly refined or perturbed, or one read with meshio)
+is handed to a grid surrogate as follows:
+
+1. :func:`coefficient_to_grid`: the coefficient at each node ``(i/(n-1), j/(n-1))`` of the
+   surrogate grid is the value of the element that contains the node (exact for a
+   piecewise-constant coefficient away from element edges; on an edge one neighbour is taken).
+2. the surrogate predicts ``u`` on the node grid;
+3. :func:`grid_to_mesh`: bilinear interpolation of the grid values at the mesh nodes (the P1
+   dofs); second order for smooth ``u``, and exact at nodes that lie on the grid;
+4. :func:`compare_on_mesh` solves the same problem with ``DarcyFEMSolver.solve_mesh`` (P1)
+   and reports the relative L2 error in the P1 mass-matrix norm ``sqrt(e^T M e / u^T M u)``.
+
+:func:`export_fields` writes the mesh with point and cell data to VTU or XDMF (by suffix)
+for ParaView; :func:`read_fields` reads it back.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import skfem
+from numpy.typing import ArrayLike, NDArray
+from scipy.interpolate import RegularGridInterpolator
+from skfem.helpers import dot
+
+from solvers._contract import SolveReport, check_finite
+
+from .errors import InputError, ShapeError
+
+__all__ = [
+    "MeshComparison",
+    "coefficient_to_grid",
+    "compare_on_mesh",
+    "export_fields",
+    "grid_to_mesh",
+    "mesh_from_meshio",
+    "read_fields",
+]
+
+_CELL_TYPES = {skfem.MeshTri1: "triangle", skfem.MeshQuad1: "quad"}
+
+
+def _check_unit_square(mesh: skfem.Mesh) -> None:
+    lo, hi = mesh.p.min(axis=1), mesh.p.max(axis=1)
+    if mesh.p.shape[0] != 2 or lo.min() < -1e-12 or hi.max() > 1 + 1e-12:
+        msg = (f"`mesh` must be a 2D mesh inside the unit square [0, 1]^2 (the surrogate's domain); "
+               f"got a {mesh.p.shape[0]}D mesh with bounding box {lo.tolist()}..{hi.tolist()}.")
+        raise InputError(msg)
+
+
+def coefficient_to_grid(mesh: skfem.Mesh, coefficient: ArrayLike, n: int) -> NDArray[np.float64]:
+    """Sample an element-wise coefficient at the ``n x n`` nodes ``x_i = i/(n-1)``.
+
+    Parameters
+    ----------
+    mesh
+        2D scikit-fem mesh covering the unit square.
+    coefficient : (mesh.nelements,) array
+        One value per element.
+    n
+        Node-grid size of the surrogate.
+
+    Returns
+    -------
+    (n, n) array, axis 0 = x.
+
+    Raises
+    ------
+    ShapeError
+        If ``coefficient`` does not have one value per element.
+    InputError
+        If the mesh leaves the unit square or does not cover a grid node.
+    """
+    coef = np.asarray(coefficient, dtype=np.float64)
+    if coef.shape != (mesh.nelements,):
+        msg = f"`coefficient` must have shape ({mesh.nelements},), one value per element; got {coef.shape}."
+        raise ShapeError(msg)
+    check_finite(coef, name="coefficient")
+    _check_unit_square(mesh)
+    x = np.linspace(0.0, 1.0, n)
+    xx, yy = np.meshgrid(x, x, indexing="ij")
+    try:
+        elems = mesh.element_finder()(xx.ravel(), yy.ravel())
+    except ValueError:
+        msg = "`mesh` must cover the whole unit square; a surrogate grid node lies outside it."
+        raise InputError(msg) from None
+    return coef[elems].reshape(n, n)
+
+
+def grid_to_mesh(values: ArrayLike, mesh: skfem.Mesh) -> NDArray[np.float64]:
+    """Bilinear interpolation of node-grid values at the mesh nodes.
+
+    Parameters
+    ----------
+    values : (n, n) array
+        Values at ``(i/(n-1), j/(n-1))``, axis 0 = x.
+    mesh
+        2D mesh inside the unit square.
+
+    Returns
+    -------
+    (mesh.nvertices,) array in ``mesh.p`` order (the P1 dof order).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 2 or v.shape[0] != v.shape[1] or v.shape[0] < 2:
+        msg = f"`values` must be an (n, n) node-grid array with n >= 2; got shape {v.shape}."
+        raise ShapeError(msg)
+    _check_unit_square(mesh)
+    x = np.linspace(0.0, 1.0, v.shape[0])
+    interp = RegularGridInterpolator((x, x), v, method="linear")
+    return interp(np.clip(mesh.p.T, 0.0, 1.0))
+
+
+@skfem.BilinearForm
+def _mass(u, v, w):  # noqa: ANN001, ANN202 (scikit-fem form signature)
+    return u * v
+
+
+@skfem.BilinearForm
+def _laplace(u, v, w):  # noqa: ANN001, ANN202
+    return dot(u.grad, v.grad)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeshComparison:
+    """Fields and errors of a surrogate prediction against the FEM solve on one mesh.
+
+    Attributes
+    ----------
+    coefficient : (nelements,) array
+    grid_coefficient : (n, n) array
+        The coefficient as the surrogate saw it.
+    solution, prediction, error : (nvertices,) arrays
+        P1 solution, surrogate prediction at the mesh nodes, ``prediction - solution``.
+    rel_l2 : float
+        ``sqrt(e^T M e / u^T M u)`` with the P1 mass matrix.
+    rel_h1 : float
+        Same with the P1 Laplace (H1-seminorm) matrix.
+    report : SolveReport
+        Of the FEM solve.
+    surrogate_time : float
+        Seconds for transfer + prediction + interpolation.
+    """
+
+    coefficient: NDArray[np.float64]
+    grid_coefficient: NDArray[np.float64]
+    solution: NDArray[np.float64]
+    prediction: NDArray[np.float64]
+    error: NDArray[np.float64]
+    rel_l2: float
+    rel_h1: float
+    report: SolveReport
+    surrogate_time: float
+
+
+def compare_on_mesh(surrogate: Any, mesh: skfem.Mesh, coefficient: ArrayLike, *,
+                    solver: Any = None) -> MeshComparison:
+    """Evaluate a grid surrogate on a mesh problem and compare with the P1 FEM solution.
+
+    Parameters
+    ----------
+    surrogate
+        A Darcy surrogate with ``resolution`` and ``solve(a)`` for ``a`` of shape (n, n).
+    mesh
+        ``MeshTri1`` of the unit square.
+    coefficient : (nelements,) array
+        Element-wise coefficient, > 0.
+    solver
+        A ``DarcyFEMSolver(element="P1", linear_solver=...)`` (not ``"gmg"``); default
+        ``DarcyFEMSolver(linear_solver="amg", forcing=<surrogate's training forcing>)``.
+    """
+    import time
+
+    from solvers.darcy import DarcyFEMSolver
+
+    if solver is None:
+        forcing = float(getattr(surrogate, "provenance", {}).get("forcing", 1.0))
+        solver = DarcyFEMSolver(linear_solver="amg", forcing=forcing)
+    u, report = solver.solve_mesh(mesh, coefficient)
+    t0 = time.perf_counter()
+    grid_a = coefficient_to_grid(mesh, coefficient, int(surrogate.resolution))
+    pred = grid_to_mesh(np.asarray(surrogate.solve(grid_a), dtype=np.float64), mesh)
+    elapsed = time.perf_counter() - t0
+    basis = skfem.Basis(mesh, skfem.ElementTriP1())
+    m_mat, k_mat = _mass.assemble(basis), _laplace.assemble(basis)
+    e = pred - u
+    return MeshComparison(
+        coefficient=np.asarray(coefficient, dtype=np.float64), grid_coefficient=grid_a,
+        solution=u, prediction=pred, error=e,
+        rel_l2=float(np.sqrt((e @ (m_mat @ e)) / (u @ (m_mat @ u)))),
+        rel_h1=float(np.sqrt((e @ (k_mat @ e)) / (u @ (k_mat @ u)))),
+        report=report, surrogate_time=elapsed,
+    )
+
+
+def export_fields(path: str | os.PathLike[str], mesh: skfem.Mesh, *,
+                  point_data: dict[str, ArrayLike] | None = None,
+                  cell_data: dict[str, ArrayLike] | None = None) -> None:
+    """Write ``mesh`` with nodal and element fields for ParaView (meshio).
+
+    Parameters
+    ----------
+    path
+        ``*.vtu`` or ``*.xdmf`` (XDMF writes a companion ``.h5`` file).
+    mesh
+        ``MeshTri1`` or ``MeshQuad1``.
+    point_data : {name: (nvertices,) array}
+    cell_data : {name: (nelements,) array}
+    """
+    import meshio
+
+    suffix = os.fspath(path).rsplit(".", 1)[-1].lower()
+    if suffix not in ("vtu", "xdmf"):
+        msg = f"`path` must end in .vtu or .xdmf; got {os.fspath(path)!r}."
+        raise InputError(msg)
+    cell_type = next((name for cls, name in _CELL_TYPES.items() if isinstance(mesh, cls)), None)
+    if cell_type is None:
+        msg = f"`mesh` must be a MeshTri1 or MeshQuad1; got {type(mesh).__name__}."
+        raise InputError(msg)
+    pdata = {}
+    for k, v in (point_data or {}).items():
+        arr = np.asarray(v, dtype=np.float64)
+        if arr.shape != (mesh.nvertices,):
+            msg = f"`point_data[{k!r}]` must have shape ({mesh.nvertices},); got {arr.shape}."
+            raise ShapeError(msg)
+        pdata[k] = arr
+    cdata = {}
+    for k, v in (cell_data or {}).items():
+        arr = np.asarray(v, dtype=np.float64)
+        if arr.shape != (mesh.nelements,):
+            msg = f"`cell_data[{k!r}]` must have shape ({mesh.nelements},); got {arr.shape}."
+            raise ShapeError(msg)
+        cdata[k] = [arr]
+    points = np.column_stack([mesh.p.T, np.zeros(mesh.nvertices)])
+    out = meshio.Mesh(points, [(cell_type, mesh.t.T.astype(np.int64))], point_data=pdata,
+                      cell_data=cdata)
+    out.write(os.fspath(path))
+
+
+def read_fields(path: str | os.PathLike[str]) -> tuple[Any, dict[str, NDArray[np.float64]],
+                                                       dict[str, NDArray[np.float64]]]:
+    """Read a file written by :func:`export_fields`: (meshio.Mesh, point_data, cell_data)."""
+    import meshio
+
+    m = meshio.read(os.fspath(path))
+    cells = {k: np.concatenate([np.asarray(b) for b in v]) for k, v in m.cell_data.items()}
+    return m, {k: np.asarray(v) for k, v in m.point_data.items()}, cells
+
+
+def mesh_from_meshio(m: Any) -> skfem.Mesh:
+    """A scikit-fem ``MeshTri1`` from a 2D triangle meshio mesh (z dropped)."""
+    tri = [c.data for c in m.cells if c.type == "triangle"]
+    if not tri:
+        msg = f"`m` must contain triangle cells; got {[c.type for c in m.cells]}."
+        raise InputError(msg)
+    return skfem.MeshTri1(np.asarray(m.points[:, :2].T, dtype=np.float64),
+                          np.concatenate(tri).T.astype(np.int64))

@@ -1,0 +1,52 @@
+"""Tiny run directories (the trainer's layout) for the surrogate / compare / warm-start tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from neuralop_fem.data import generate, load_dataset
+from neuralop_fem.data.normalizer import UnitGaussianNormalizer
+from neuralop_fem.models import NormalizedOperator, build_model
+from neuralop_fem.training.checkpoint import operator_payload, write_json
+from neuralop_fem.training.setup import provenance
+
+
+def write_run_dir(run_dir: Path, operator: NormalizedOperator, *, data_path: Path, task: str,
+                  resolution: int, n_train: int) -> Path:
+    """best.pt + run.json as written by the trainer (only the keys Surrogate reads)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    torch.save(operator_payload(operator), run_dir / "best.pt")
+    ds = load_dataset(data_path)
+    info = {
+        "format": "neuralop_fem.training.run/1", "status": "finished", "task": task,
+        "data": provenance(ds, data_path), "resolution": resolution,
+        "splits": {"train": list(range(n_train)), "val": [], "test": []},
+        "best_val_rel_l2": 0.5, "test_rel_l2_best": 0.6,
+    }
+    write_json(info, run_dir / "run.json")
+    return run_dir
+
+
+def burgers_run(tmp: Path, *, n: int = 64, n_samples: int = 12) -> Path:
+    data = generate("burgers", n_samples=n_samples, resolution=n, seed=3, out=tmp / "b.nc", workers=0)
+    torch.manual_seed(0)
+    model = build_model("burgers-galerkin", d_model=16, num_layers=1, d_ff=16, modes=4,
+                        freq_dim=8, decoder_ff=8)
+    return write_run_dir(tmp / "run_b", NormalizedOperator(model), data_path=data, task="burgers",
+                         resolution=n, n_train=n_samples)
+
+
+def darcy_run(tmp: Path, *, n: int = 17, n_samples: int = 8) -> Path:
+    data = generate("darcy", n_samples=n_samples, resolution=n, seed=3, out=tmp / "d.nc", workers=0)
+    ds = load_dataset(data)
+    a = torch.from_numpy(np.asarray(ds["a"].values)[..., None])
+    u = torch.from_numpy(np.asarray(ds["u"].values)[..., None])
+    torch.manual_seed(0)
+    model = build_model("darcy-fno", width=4, modes=3, num_layers=1, projection=8)
+    op = NormalizedOperator(model, input_normalizer=UnitGaussianNormalizer.fit(a.float()),
+                            output_normalizer=UnitGaussianNormalizer.fit(u.float()), dirichlet=True)
+    return write_run_dir(tmp / "run_d", op, data_path=data, task="darcy", resolution=n,
+                         n_train=n_samples)

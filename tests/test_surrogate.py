@@ -1,0 +1,165 @@
+"""Surrogate: the solver contract, batching, resampling, OOD warnings, bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import xarray as xr
+
+from neuralop_fem.data import load_dataset
+from neuralop_fem.errors import InputError, ShapeError
+from neuralop_fem.surrogate import OODWarning, Surrogate, resample_nodes, resample_periodic
+from neuralop_fem.warmstart import relative_residual
+from tests._surrogate_fixtures import burgers_run, darcy_run
+
+
+@pytest.fixture(scope="module")
+def burgers(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("burgers")
+    run = burgers_run(tmp)
+    return Surrogate.load(run, device="cpu"), load_dataset(tmp / "b.nc")
+
+
+@pytest.fixture(scope="module")
+def darcy(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("darcy")
+    run = darcy_run(tmp)
+    return Surrogate.load(run, device="cpu"), load_dataset(tmp / "d.nc")
+
+
+def _naive(sur: Surrogate, x: np.ndarray) -> np.ndarray:
+    """Reference: one forward pass per sample, written out by hand."""
+    out = []
+    with torch.no_grad():
+        for s in x:
+            t = torch.tensor(s[None, ..., None], dtype=torch.float32)
+            out.append(sur.operator(t)[0, ..., 0].double().numpy())
+    return np.stack(out)
+
+
+def test_burgers_matches_naive_forward_and_is_float64(burgers):
+    sur, ds = burgers
+    u0 = np.asarray(ds.u0.values)
+    pred = sur.solve(u0)
+    assert pred.dtype == np.float64 and pred.shape == u0.shape
+    # float32 model: batched and per-sample passes agree to float32 round-off
+    np.testing.assert_allclose(pred, _naive(sur, u0), rtol=1e-5, atol=1e-6)
+
+
+def test_batch_size_and_single_sample_do_not_change_results(burgers):
+    sur, ds = burgers
+    u0 = np.asarray(ds.u0.values)
+    small = Surrogate(sur.operator, problem="burgers", resolution=64, batch_size=5, device="cpu")
+    # float32 kernels may reorder sums with the batch size: round-off level only
+    np.testing.assert_allclose(small.solve(u0), sur.solve(u0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sur.solve(u0[3]), sur.solve(u0)[3], rtol=1e-5, atol=1e-6)
+
+
+def test_xarray_in_xarray_out(burgers):
+    sur, ds = burgers
+    out = sur.solve(ds.u0)
+    assert isinstance(out, xr.DataArray) and out.dims == ("sample", "x") and out.name == "u"
+    np.testing.assert_array_equal(out["x"].values, ds["x"].values)
+    np.testing.assert_array_equal(out["sample"].values, ds["sample"].values)
+    one = sur.solve(ds.u0.isel(sample=0))
+    assert one.dims == ("x",)
+
+
+def test_report_and_metadata(burgers):
+    sur, ds = burgers
+    _, rep = sur.solve_with_report(ds.u0.values[:3])
+    assert (rep.iterations == 0).all() and np.isnan(rep.residual).all()
+    assert (rep.solve_time > 0).all()
+    assert sur.validation_error == 0.5 and sur.test_error == 0.6
+    assert sur.provenance["problem"] == "burgers"
+    np.testing.assert_allclose(sur.grid, np.arange(64) / 64)
+    assert type(sur.reference_solver()).__name__ == "BurgersSpectralSolver"
+
+
+def test_darcy_report_residual_is_discrete_residual(darcy):
+    sur, ds = darcy
+    a = np.asarray(ds.a.values[:2])
+    pred, rep = sur.solve_with_report(a)
+    np.testing.assert_array_equal(pred[:, 0, :], 0.0)  # Dirichlet ring of the wrapper
+    np.testing.assert_allclose(rep.residual, relative_residual(sur.reference_solver(), a, pred))
+
+
+def test_resample_round_trip(burgers, darcy):
+    sur, ds = burgers
+    u0 = np.asarray(ds.u0.values[:2])
+    fine = np.repeat(u0, 2, axis=1)  # on 128 points; strided back to 64 gives u0 exactly
+    out = sur.solve(fine, resample=True)
+    assert out.shape == (2, 128)
+    np.testing.assert_allclose(out[:, ::2], sur.solve(u0), rtol=1e-6, atol=1e-7)
+    dsur, dds = darcy
+    a = np.asarray(dds.a.values[:1])
+    out = dsur.solve(resample_nodes(a, 33, order=0), resample=True)
+    assert out.shape == (1, 33, 33)
+    np.testing.assert_allclose(out[:, ::2, ::2], dsur.solve(a), rtol=1e-6, atol=1e-7)
+
+
+def test_resampling_helpers_are_exact_on_linear_data():
+    x = np.linspace(0, 1, 9)
+    lin = (x[:, None] + 2 * x[None, :])[None]
+    want = np.linspace(0, 1, 7)
+    np.testing.assert_allclose(resample_nodes(lin, 7)[0], want[:, None] + 2 * want[None, :], atol=1e-12)
+    np.testing.assert_array_equal(resample_periodic(np.arange(8.0)[None], 4), [[0, 2, 4, 6]])
+
+
+def test_in_distribution_inputs_do_not_warn_but_scaled_ones_do(burgers):
+    sur, ds = burgers
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sur.solve(ds.u0.values)  # training inputs: d^2 <= (N-1)^2/N < chi2 threshold
+    # x100: log-amplitude shift 4.6 vs a training spread of ~0.55 -> d^2 ~ 70 > 13.8
+    with pytest.warns(OODWarning, match="out-of-distribution score"):
+        sur.solve(100.0 * ds.u0.values)
+    assert np.all(sur.ood_score(100.0 * ds.u0.values) > sur.ood_reference.threshold)
+
+
+def test_darcy_values_off_the_training_set_warn(darcy):
+    sur, ds = darcy
+    a = np.asarray(ds.a.values[:2]).copy()
+    a[a > 5] = 30.0
+    with pytest.warns(OODWarning, match="outside the training set"):
+        sur.solve(a)
+
+
+def test_grid_mismatch_is_refused(burgers):
+    sur, ds = burgers
+    with pytest.raises(ShapeError, match=r"must be on the model grid \(64,\).*resample=True"):
+        sur.solve(np.zeros((2, 128)))
+
+
+def test_nan_input_is_refused(burgers):
+    sur, ds = burgers
+    u0 = np.array(ds.u0.values[:2])
+    u0[1, 5] = np.nan
+    with pytest.raises(InputError, match=r"`u0` must be finite"):
+        sur.solve(u0)
+
+
+def test_wrong_problem_is_refused(burgers):
+    sur, _ = burgers
+    with pytest.raises(ShapeError, match="trained on burgers"):
+        sur.solve(np.ones((2, 64, 64, 1)))
+
+
+def test_nonpositive_coefficient_is_refused(darcy):
+    sur, _ = darcy
+    with pytest.raises(InputError, match=r"`a` must be > 0"):
+        sur.solve(-np.ones((17, 17)))
+
+
+def test_initial_guess_is_refused(burgers):
+    sur, ds = burgers
+    with pytest.raises(InputError, match="`initial_guess` must be None"):
+        sur.solve(ds.u0.values, initial_guess=ds.u0.values)
+
+
+def test_not_a_run_dir(tmp_path):
+    with pytest.raises(InputError, match="run.json"):
+        Surrogate.load(tmp_path)
