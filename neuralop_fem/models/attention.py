@@ -149,81 +149,64 @@ class SimpleAttention(nn.Module):
         )
         self.out_proj = nn.Linear(d_model + num_heads * pos_dim, d_model)
 
+    def _heads(self, t: torch.Tensor) -> torch.Tensor:
+        b, n, _ = t.shape
+        return t.view(b, n, self.num_heads, self.d_k)  # (B, N, H, d_k)
+
     def forward(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         """Attend over the N points of ``x`` (B, N, d) with coordinates ``pos`` (N, m).
 
         Returns a (B, N, d) tensor.
         """
-        b, n, d = x.shape
-        h, dk, m = self.num_heads, self.d_k, self.pos_dim
-        # One fused GEMM for the three projections (same parameters as three Linears).
-        weight = torch.cat((self.q_proj.weight, self.k_proj.weight, self.v_proj.weight))
-        bias = torch.cat((self.q_proj.bias, self.k_proj.bias, self.v_proj.bias))
-        q, k, v = (
-            t.view(b, n, h, dk) for t in F.linear(x, weight, bias).split(d, dim=-1)
-        )  # (B, N, H, d_k) each
+        b, n, _ = x.shape
+        h, m = self.num_heads, self.pos_dim
+        q = self.q_proj(x)
+        k = self._heads(self.k_proj(x))
+        v = self._heads(self.v_proj(x))
         if self.norm:
             k = _headwise_norm(k, self.norms["k"], self.norm_eps)
             if "v" in self.norms:
                 v = _headwise_norm(v, self.norms["v"], self.norm_eps)
-            else:
-                q = _headwise_norm(q, self.norms["q"], self.norm_eps)
-        q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # (B, H, N, d_k)
+        k, v = k.transpose(1, 2), v.transpose(1, 2)  # (B, H, N, d_k)
         p = pos.to(x.dtype)  # (N, m)
         drop = self.dropout if self.training else 0.0
         if self.kind == "galerkin":
-            z_pos, z_feat = self._galerkin(q, k, v, p, drop)
-        elif self.kind == "fourier":
-            z_pos, z_feat = self._fourier(q, k, v, p, drop)
-        else:
-            pe = p.expand(b, h, n, m)
-            q, k, v = (torch.cat((pe, t), dim=-1) for t in (q, k, v))
-            if self.kind == "softmax":
-                z = F.scaled_dot_product_attention(q, k, v, dropout_p=drop)
-            else:  # linear
-                mat = torch.matmul(k.softmax(dim=-2).transpose(-2, -1), v)
-                z = torch.matmul(q.softmax(dim=-1), F.dropout(mat, drop, self.training))
-            z_pos, z_feat = z[..., :m], z[..., m:]
-        return self._project(z_pos, z_feat)
+            return self._galerkin(q, k, v, p, drop)
+        q = self._heads(q)
+        if self.norm and "q" in self.norms:
+            q = _headwise_norm(q, self.norms["q"], self.norm_eps)
+        pe = p.expand(b, h, n, m)
+        q, k, v = (torch.cat((pe, t), dim=-1) for t in (q.transpose(1, 2), k, v))
+        if self.kind == "fourier":
+            scores = torch.matmul(q, k.transpose(-2, -1)) * (self.score_scale / n)
+            z = torch.matmul(F.dropout(scores, drop, self.training), v)
+        elif self.kind == "softmax":
+            z = F.scaled_dot_product_attention(q, k, v, dropout_p=drop)
+        else:  # linear
+            mat = torch.matmul(k.softmax(dim=-2).transpose(-2, -1), v)
+            z = torch.matmul(q.softmax(dim=-1), F.dropout(mat, drop, self.training))
+        return self.out_proj(z.transpose(1, 2).reshape(b, n, h * (self.d_k + m)))
 
     def _galerkin(self, q, k, v, p, drop):
-        """Block form of ``[p, q] ([p, k]^T [p, v] / N)``: no (N, d_k + m) concatenation."""
-        n = q.shape[-2]
-        a_pp = torch.matmul(p.transpose(0, 1), p) / n  # (m, m)
-        a_pv = torch.matmul(p.transpose(0, 1), v) / n  # (B, H, m, d_k)
-        a_kp = torch.matmul(k.transpose(-2, -1), p) / n  # (B, H, d_k, m)
-        a_kv = torch.matmul(k.transpose(-2, -1), v) / n  # (B, H, d_k, d_k)
-        if drop > 0.0:  # elementwise dropout of the whole (d', d') matrix, block by block
-            a_pp = F.dropout(a_pp.expand(*a_pv.shape[:-2], *a_pp.shape), drop)
-            a_pv, a_kp, a_kv = (F.dropout(t, drop) for t in (a_pv, a_kp, a_kv))
-        z_pos = torch.matmul(p, a_pp) + torch.matmul(q, a_kp)
-        z_feat = torch.matmul(p, a_pv) + torch.matmul(q, a_kv)
-        return z_pos, z_feat
+        """Galerkin attention followed by ``out_proj``, reassociated.
 
-    def _fourier(self, q, k, v, p, drop):
-        """``([p, q] [p, k]^T) [p, v] * scale / N`` with the scores built as p p^T + q k^T."""
-        n = q.shape[-2]
-        c = self.score_scale / n
-        scores = torch.baddbmm(
-            torch.matmul(p, p.transpose(0, 1)).mul(c).expand(q.shape[0] * q.shape[1], n, n),
-            q.reshape(-1, n, q.shape[-1]),
-            k.reshape(-1, n, k.shape[-1]).transpose(1, 2),
-            alpha=c,
-        ).view(*q.shape[:2], n, n)
-        scores = F.dropout(scores, drop, self.training and drop > 0.0)
-        return torch.matmul(scores, p), torch.matmul(scores, v)
-
-    def _project(self, z_pos: torch.Tensor, z_feat: torch.Tensor) -> torch.Tensor:
-        """``out_proj`` of the head concatenation [pos_h, feat_h]_h, without building it.
-
-        ``z_pos`` (B, H, N, m), ``z_feat`` (B, H, N, d_k) -> (B, N, d).
+        With Q~_h = [p, q_h], A_h = [p, k_h]^T [p, v_h] / N (d' x d') and W_h the
+        columns of ``out_proj`` that read head h, the output is
+        ``sum_h Q~_h (A_h W_h^T) + bias``: the small (d' x d) products A_h W_h^T are
+        formed first, so no (N, d') tensor is built and no O(N d'^2) product Q~ A is
+        needed. Mathematically identical to ``out_proj(concat_h(Q~_h A_h))``.
         """
-        b, h, n, m = z_pos.shape
-        w = self.out_proj.weight.view(-1, h, m + self.d_k)  # columns: per head [pos, feat]
-        w_pos = w[:, :, :m].reshape(-1, h * m)
-        w_feat = w[:, :, m:].reshape(-1, h * self.d_k)
-        feat = z_feat.transpose(1, 2).reshape(b, n, h * self.d_k)
-        zp = z_pos.transpose(1, 2).reshape(b, n, h * m)
-        return torch.addmm(
-            self.out_proj.bias, feat.reshape(b * n, -1), w_feat.t()
-        ).view(b, n, -1) + F.linear(zp, w_pos)
+        b, n, _ = q.shape
+        h, m, dk = self.num_heads, self.pos_dim, self.d_k
+        a_kv = torch.matmul(k.transpose(-2, -1), v)  # (B, H, d_k, d_k)
+        a_kp = torch.matmul(k.transpose(-2, -1), p)  # (B, H, d_k, m)
+        a_pv = torch.matmul(p.transpose(0, 1), v)  # (B, H, m, d_k)
+        a_pp = torch.matmul(p.transpose(0, 1), p).expand(b, h, m, m)
+        mat = torch.cat((torch.cat((a_pp, a_pv), -1), torch.cat((a_kp, a_kv), -1)), -2) / n
+        mat = F.dropout(mat, drop, self.training)  # the (d', d') attention matrix
+        w = self.out_proj.weight.view(-1, h, m + dk).permute(1, 2, 0)  # (H, d', d)
+        proj = torch.matmul(mat, w)  # (B, H, d', d)
+        proj_pos = proj[:, :, :m].sum(dim=1)  # (B, m, d): p is shared by the heads
+        proj_feat = proj[:, :, m:].reshape(b, h * dk, -1)  # rows in q's column order
+        base = torch.matmul(p, proj_pos) + self.out_proj.bias
+        return torch.baddbmm(base, q, proj_feat)
