@@ -1,0 +1,102 @@
+"""compare(): oracle and zero candidates, FD vs FEM, Burgers, xarray, warm-start fields."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from neuralop_fem.compare import METRICS, compare, energy_norm_error
+from neuralop_fem.errors import ShapeError
+from solvers.burgers import BurgersSpectralSolver
+from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
+from solvers.grf import NeumannGRF, PeriodicGRF, threshold
+from tests.helpers import assert_order
+
+
+class Zero:
+    """A 'model' that predicts zero everywhere."""
+
+    def solve(self, inputs):
+        return np.zeros_like(np.asarray(getattr(inputs, "values", inputs)))
+
+
+@pytest.fixture
+def coefficients(rng):
+    return threshold(NeumannGRF(17).sample(3, rng=rng))
+
+
+def test_solver_against_itself_has_zero_error(coefficients):
+    ds = compare(DarcyFDSolver(), DarcyFDSolver(), coefficients)
+    for m in METRICS:
+        np.testing.assert_array_equal(ds[m].values, 0.0)
+    assert ds.attrs["rel_l2_mean"] == 0.0 and ds.attrs["problem"] == "darcy"
+    assert ds["summary"].sel(metric="rel_l2", statistic="p95") == 0.0
+    assert (ds["reference_iterations"] > 0).all() and (ds["candidate_time"] > 0).all()
+    assert np.isfinite(ds.attrs["speedup"])
+
+
+def test_zero_model_has_relative_error_one(coefficients):
+    ds = compare(DarcyFDSolver(), Zero(), coefficients)
+    np.testing.assert_array_equal(ds["rel_l2"].values, 1.0)  # ||0 - r|| / ||r|| exactly
+    np.testing.assert_allclose(ds["rel_energy"].values, 1.0, rtol=1e-14)  # sqrt(rKr/rKr)
+    np.testing.assert_allclose(ds["rel_h1"].values, 1.0, rtol=1e-6)  # 1e-10 guard in the ratio
+    np.testing.assert_array_equal(ds["candidate_iterations"].values, -1)  # no report: unknown
+
+
+def test_fd_vs_fem_differ_at_second_order_for_smooth_coefficient():
+    errs, hs = [], []
+    for n in (17, 33, 65):
+        x = np.linspace(0, 1, n)
+        a = (1 + 0.5 * np.sin(2 * x[:, None]) * np.cos(3 * x[None, :]))[None]
+        errs.append(float(compare(DarcyFDSolver(), DarcyFEMSolver(), a)["rel_l2"][0]))
+        hs.append(1 / (n - 1))
+    # both schemes are O(h^2) (~7.5e-4 at n = 17), so their difference is too
+    assert_order(hs, errs, 2.0, 0.15)
+
+
+def test_fd_vs_fem_on_two_phase_coefficient_is_small(rng):
+    a = threshold(NeumannGRF(65).sample(2, rng=rng))
+    ds = compare(DarcyFDSolver(), DarcyFEMSolver(), a)
+    # documented in docs/using_a_surrogate.md: ~1.6e-2 at n = 65 (O(h) at the interfaces)
+    assert 1e-3 < ds.attrs["rel_l2_mean"] < 3e-2
+
+
+def test_energy_norm_matches_hand_assembled_form():
+    n = 9
+    x = np.linspace(0, 1, n)
+    a = np.full((1, n, n), 2.0)
+    r = (np.sin(np.pi * x[:, None]) * np.sin(np.pi * x[None, :]))[None]
+    # constant a: ||v||_a^2 = 2 * |v|_H1^2 of the P1 interpolant; for the P1 triangulation
+    # of a grid the stiffness equals the 5-point Laplacian, so |v|^2 = sum of squared differences
+    def semi(v):
+        return 2.0 * ((np.diff(v, axis=0) ** 2).sum() + (np.diff(v, axis=1) ** 2).sum())
+    e = 0.1 * r**2
+    want = np.sqrt(semi(e[0]) / semi(r[0]))
+    np.testing.assert_allclose(energy_norm_error(a, r, r + e), [want], rtol=1e-12)
+
+
+def test_burgers_with_reference_solution_and_xarray(rng):
+    u0 = PeriodicGRF(64).sample(3, rng=rng)
+    solver = BurgersSpectralSolver()
+    ref = solver.solve(u0)
+    da = xr.DataArray(u0, dims=("sample", "x"), coords={"sample": [10, 11, 12], "x": np.arange(64) / 64})
+    ds = compare(solver, Zero(), da, reference_solution=ref)
+    np.testing.assert_array_equal(ds["sample"].values, [10, 11, 12])
+    np.testing.assert_array_equal(ds["rel_l2"].values, 1.0)
+    assert np.isnan(ds["reference_time"]).all() and np.isnan(ds["rel_energy"]).all()
+    assert ds.attrs["problem"] == "burgers"
+
+
+def test_warm_start_and_fields(coefficients):
+    # candidate: the same discretisation solved only to 1e-5, so the warm start has less to do
+    ds = compare(DarcyFDSolver(linear_solver="cg"), DarcyFDSolver(linear_solver="cg", tol=1e-5),
+                 coefficients, warm_start=True, keep_fields=True)
+    assert (ds["warm_iterations"] < ds["reference_iterations"]).all()
+    assert ds["candidate"].dims == ("sample", "x", "y")
+    assert 0 < ds.attrs["warm_iteration_saving"] < 1
+
+
+def test_shape_mismatch_is_refused(coefficients):
+    with pytest.raises(ShapeError, match="must have the shape of the reference"):
+        compare(DarcyFDSolver(), Zero(), coefficients, reference_solution=np.zeros((3, 9, 9)))
