@@ -60,7 +60,7 @@ def _encoding(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
             # Coordinates have no missing values: no _FillValue (cleaner ncdump, CF).
             enc[str(name)] = {"_FillValue": None}
             continue
-        e: dict[str, Any] = {"zlib": True, "complevel": 4, "shuffle": True, "fletcher32": True}
+        e: dict[str, Any] = {"zlib": True, "complevel": 1, "shuffle": True, "fletcher32": True}
         if var.dims and var.dims[0] == S.SAMPLE and var.ndim > 1:
             per_sample = int(np.prod(var.shape[1:])) * var.dtype.itemsize
             k = max(1, min(var.shape[0], CHUNK_BYTES // max(per_sample, 1)))
@@ -118,6 +118,10 @@ def save_dataset(
         var.encoding = {}
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
+    # mkstemp creates the file with mode 0600; give the dataset the usual umask-based mode.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         out.to_netcdf(tmp, mode="w", format="NETCDF4", engine="netcdf4", encoding=_encoding(out))
         os.replace(tmp, path)

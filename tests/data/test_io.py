@@ -81,6 +81,18 @@ def test_save_refuses_to_overwrite(tmp_path, burgers_ds):
     assert load_dataset(path).sizes["sample"] == 2
 
 
+def test_saved_file_has_umask_mode(tmp_path, burgers_ds):
+    # The temporary file comes from mkstemp (mode 0600); the dataset must get the usual mode.
+    import os
+
+    old = os.umask(0o022)
+    try:
+        path = save_dataset(burgers_ds, tmp_path / "m.nc")
+    finally:
+        os.umask(old)
+    assert (path.stat().st_mode & 0o777) == 0o644
+
+
 def test_save_is_atomic_on_failure(tmp_path, burgers_ds, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
