@@ -9,9 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from ._version import __version__
-from .data import generate, load_dataset, save_dataset
+from .data import BurgersDataConfig, DarcyDataConfig, generate, load_dataset, save_dataset
 
-__all__ = ["Surrogate", "__version__", "compare", "generate", "load_dataset", "save_dataset"]
+__all__ = [
+    "BurgersDataConfig",
+    "DarcyDataConfig",
+    "Surrogate",
+    "__version__",
+    "compare",
+    "generate",
+    "load_dataset",
+    "save_dataset",
+]
 
 _LAZY = {"Surrogate": "surrogate", "compare": "compare"}
 

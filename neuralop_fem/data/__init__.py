@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .generate import generate
+from .generate import BurgersDataConfig, DarcyDataConfig, generate
 from .io import load_dataset, save_dataset
 from .matlab import import_mat, read_mat
 from .schema import burgers_dataset, darcy_dataset, validate
 
 __all__ = [
+    "BurgersDataConfig",
     "BurgersDataset",
+    "DarcyDataConfig",
     "DarcyDataset",
     "DarcyInverseDataset",
     "UnitGaussianNormalizer",
