@@ -117,10 +117,11 @@ def _naive_spectral_1d(layer: SpectralConv1d, x: np.ndarray) -> np.ndarray:
     return out + lin
 
 
-def test_spectral_conv_1d_matches_numpy_dft(rng: np.random.Generator) -> None:
+@pytest.mark.parametrize(("n", "modes"), [(20, 5), (16, 9), (15, 8)])  # incl. Nyquist
+def test_spectral_conv_1d_matches_numpy_dft(rng: np.random.Generator, n: int, modes: int) -> None:
     torch.manual_seed(0)
-    layer = SpectralConv1d(3, 4, 5, activation="none", init="fno").double()
-    x = rng.standard_normal((2, 20, 3))
+    layer = SpectralConv1d(3, 4, modes, activation="none", init="fno").double()
+    x = rng.standard_normal((2, n, 3))
     got = layer(torch.from_numpy(x)).detach().numpy()
     # float64 FFTs on both sides.
     np.testing.assert_allclose(got, _naive_spectral_1d(layer, x), rtol=1e-10, atol=1e-12)
