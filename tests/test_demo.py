@@ -44,3 +44,17 @@ def test_demo_full(tmp_path, capsys):
     # a couple of minutes of training reaches a few per cent (the paper's 1e-3 needs 100 epochs
     # on 1024 samples)
     assert summary["test_rel_l2_mean"] < 0.2
+
+
+def test_example_script_runs(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parents[1] / "docs" / "examples" / "surrogate_in_simulation.py"
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
+                          text=True, timeout=240, env={**__import__("os").environ,
+                                                       "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "policy decisions" in proc.stdout and "OODWarning" in proc.stdout
+    assert (tmp_path / "mesh_fields.vtu").is_file() and (tmp_path / "mesh_fields.xdmf").is_file()
