@@ -45,8 +45,8 @@ class DemoSettings:
     batch_size: int
 
 
-FULL = DemoSettings(verify_burgers_n=1024, verify_darcy_n=85, n=1024, n_train=256, n_val=32,
-                    n_test=32, d_model=48, num_layers=2, modes=16, epochs=30, batch_size=8)
+FULL = DemoSettings(verify_burgers_n=1024, verify_darcy_n=85, n=1024, n_train=192, n_val=32,
+                    n_test=32, d_model=48, num_layers=2, modes=16, epochs=16, batch_size=8)
 QUICK = DemoSettings(verify_burgers_n=256, verify_darcy_n=29, n=256, n_train=24, n_val=4,
                      n_test=4, d_model=16, num_layers=1, modes=8, epochs=2, batch_size=8)
 
