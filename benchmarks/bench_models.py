@@ -145,7 +145,8 @@ def _slope(x: list[float], y: list[float]) -> float:
 
 
 def scaling(quick: bool) -> dict:
-    sizes = {"galerkin": [512, 1024, 2048] if quick else [512, 1024, 2048, 4096, 8192, 16384, 32768],
+    full = [512, 1024, 2048, 4096, 8192, 16384, 32768]
+    sizes = {"galerkin": [512, 1024, 2048] if quick else full,
              "fourier": [512, 1024, 2048] if quick else [512, 1024, 2048, 4096, 8192]}
     rows, fits = [], {}
     for attention, ns in sizes.items():

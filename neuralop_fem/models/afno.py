@@ -5,8 +5,9 @@ For a field ``x`` of shape (B, *spatial, d) (channels last),
 .. math::
 
     z = \mathcal F(x),\qquad
-    \tilde z^{(\ell)} = S_\lambda\!\big(W_2^{(\ell)}\,\mathrm{ReLU}(W_1^{(\ell)} z^{(\ell)} + b_1^{(\ell)})
-        + b_2^{(\ell)}\big),\quad \ell = 1..k,\qquad
+    \tilde z^{(\ell)} = S_\lambda\!\big(W_2^{(\ell)}\,
+        \mathrm{ReLU}(W_1^{(\ell)} z^{(\ell)} + b_1^{(\ell)}) + b_2^{(\ell)}\big),
+        \quad \ell = 1..k,\qquad
     y = \mathcal F^{-1}(\tilde z),
 
 with :math:`\mathcal F` the real FFT over the spatial axes (``norm="ortho"``), the d
@@ -69,9 +70,11 @@ class AFNOMixer(nn.Module):
             z = z.reshape(*z.shape[:-1], self.num_blocks, self.block)
             w1 = torch.view_as_complex(self.w1.to(z.real.dtype))
             w2 = torch.view_as_complex(self.w2.to(z.real.dtype))
-            h = torch.einsum("...kb,kbh->...kh", z, w1) + torch.view_as_complex(self.b1.to(z.real.dtype))
+            b1 = torch.view_as_complex(self.b1.to(z.real.dtype))
+            b2 = torch.view_as_complex(self.b2.to(z.real.dtype))
+            h = torch.einsum("...kb,kbh->...kh", z, w1) + b1
             h = torch.complex(F.relu(h.real), F.relu(h.imag))
-            o = torch.einsum("...kh,khb->...kb", h, w2) + torch.view_as_complex(self.b2.to(z.real.dtype))
+            o = torch.einsum("...kh,khb->...kb", h, w2) + b2
             o = torch.complex(
                 F.softshrink(o.real, self.sparsity), F.softshrink(o.imag, self.sparsity)
             )

@@ -19,9 +19,11 @@ d' = d_k + m features, and
     \qquad
     \text{fourier:}\quad z = (\tilde Q \tilde K^\top / s)\,\tilde V / N
 
-    \text{softmax:}\quad z = \operatorname{softmax}_{\text{row}}(\tilde Q\tilde K^\top/\sqrt{d'})\tilde V
+    \text{softmax:}\quad
+    z = \operatorname{softmax}_{\text{row}}(\tilde Q\tilde K^\top/\sqrt{d'})\,\tilde V
     \qquad
-    \text{linear:}\quad z = \sigma_{\text{feat}}(\tilde Q)\,(\sigma_{\text{seq}}(\tilde K)^\top \tilde V)
+    \text{linear:}\quad
+    z = \sigma_{\text{feat}}(\tilde Q)\,(\sigma_{\text{seq}}(\tilde K)^\top \tilde V)
 
 with ``s = sqrt(d')`` (``fourier_scale="sqrt"``, the reference code) or 1 (``"none"``,
 the paper). The heads, each (B, N, d'), are concatenated to (B, N, H d') and mapped by
@@ -38,8 +40,10 @@ Differences from the reference code (scaomath/galerkin-transformer, PAPER_SPEC Â
   the scores ``q_i . k_j`` grow like d', and dividing by sqrt(d') keeps the residual
   update of a diagonally initialised layer small (better conditioned early training).
 
-The cost is O(N d^2) time and O(N d + d^2) memory for galerkin and linear, and
-O(N^2 d) time and O(N^2) memory for fourier and softmax.
+The galerkin kernel is evaluated together with ``out_proj`` as ``Q~_h (A_h W_h^T)``
+(associativity; mathematically identical, no (N, d') tensors). The cost is O(N d^2) time
+and O(N d + d^2) memory for galerkin and linear, and O(N^2 d) time and O(N^2) memory for
+fourier and softmax.
 """
 
 from __future__ import annotations

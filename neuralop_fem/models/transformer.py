@@ -34,7 +34,9 @@ from .sampling import CiNNDownsampler, CiNNUpsampler
 __all__ = ["Transformer1d", "Transformer2d"]
 
 
-def _encoder_layers(config: Transformer1dConfig | Transformer2dConfig, pos_dim: int) -> nn.ModuleList:
+def _encoder_layers(
+    config: Transformer1dConfig | Transformer2dConfig, pos_dim: int
+) -> nn.ModuleList:
     return nn.ModuleList(
         [
             EncoderLayer(

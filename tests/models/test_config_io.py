@@ -34,7 +34,8 @@ def test_from_dict_rejects_unknown_keys() -> None:
 
 
 def test_unknown_preset_lists_presets() -> None:
-    with pytest.raises(InputError, match=r"Unknown preset 'darcy-gt'\. Available: .*'darcy-galerkin'"):
+    match = r"Unknown preset 'darcy-gt'\. Available: .*'darcy-galerkin'"
+    with pytest.raises(InputError, match=match):
         build_model("darcy-gt")
 
 
@@ -93,7 +94,8 @@ def test_save_load_gives_identical_outputs(name: str, tmp_path) -> None:
 
 
 def test_save_rejects_foreign_model(tmp_path) -> None:
-    with pytest.raises(InputError, match=r"`model` must be built by neuralop_fem.models.build_model"):
+    match = r"`model` must be built by neuralop_fem.models.build_model"
+    with pytest.raises(InputError, match=match):
         save_model(nn.Linear(2, 2), tmp_path / "x.pt")
 
 

@@ -68,7 +68,8 @@ def test_every_parameter_gets_a_gradient(name: str) -> None:
     model = build_model(name)
     n = 29 if name.startswith("darcy") else 32
     model(_input(name, n)).square().mean().backward()
-    missing = [k for k, p in model.named_parameters() if p.grad is None or not p.grad.abs().sum() > 0]
+    params = model.named_parameters()
+    missing = [k for k, p in params if p.grad is None or not p.grad.abs().sum() > 0]
     assert missing == []
 
 
@@ -113,7 +114,8 @@ def _naive_spectral_1d(layer: SpectralConv1d, x: np.ndarray) -> np.ndarray:
         for k in range(layer.modes):
             new[k] = spec[k] @ w[:, :, k]
         out[s] = np.fft.irfft(new, n=n, axis=0, norm="ortho")
-    lin = x @ layer.linear.weight.detach().double().numpy().T + layer.linear.bias.detach().double().numpy()
+    lin_w = layer.linear.weight.detach().double().numpy()
+    lin = x @ lin_w.T + layer.linear.bias.detach().double().numpy()
     return out + lin
 
 
