@@ -188,6 +188,13 @@ def build_training_data(
     coarse = None
     if config.task == "darcy-inverse":
         coarse = int(model.output_size(resolution))
+        if (resolution - 1) % (coarse - 1):
+            msg = (
+                f"`resolution` must give an inverse-problem target grid reachable by pooling: "
+                f"the model maps n_f={resolution} to n_c={coarse} and (n_f - 1) % (n_c - 1) must "
+                f"be 0 (e.g. 141 -> 36, 29 -> 8); got {resolution}."
+            )
+            raise ConfigError(msg)
     make = dict(resolution=resolution, coarse=coarse)
     in_norm = out_norm = None
     if config.task == "burgers":
