@@ -15,8 +15,13 @@ Run::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_models.py
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_models.py --quick
 
-Writes ``benchmarks/results/models_cpu.{json,md}`` and ``models_scaling.{json,md}``
-(``models_quick_*`` with ``--quick``).
+* ``fourier-scale``: a small training run of the Burgers Fourier Transformer with and
+  without the sqrt(d') score divisor (the reference code vs the paper's formula).
+
+Writes ``benchmarks/results/models_cpu``, ``models_scaling`` and ``models_fourier_scale``
+(``.json`` and ``.md``; ``models_quick_*`` with ``--quick``). Each timed case also records
+``calib_gflops``, the GFLOP/s of a fixed GEMM in the same process, so that results taken
+on a busy machine can be read against an idle core (about 80-90 GFLOP/s).
 """
 
 from __future__ import annotations
@@ -45,6 +50,16 @@ REFERENCE = {
 }
 
 
+def _calibrate_gflops() -> float:
+    """Best-of-10 GFLOP/s of a (4096 x 96) @ (96 x 96) float32 GEMM: the CPU share this
+    process got (about 80-90 on an idle core of the reference box)."""
+    import torch
+
+    a, b = torch.randn(4096, 96), torch.randn(96, 96)
+    best = min(_timed(lambda: a @ b, 10))
+    return 2 * 4096 * 96 * 96 / best / 1e9
+
+
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -69,6 +84,9 @@ def run_case(case: dict) -> dict:
 
     torch.set_num_threads(case["threads"])
     torch.manual_seed(0)
+    if case["part"] == "fourier-scale":
+        return _fourier_scale_case(case)
+    calib = _calibrate_gflops()
     if case["part"] == "scaling":
         from neuralop_fem.models import EncoderLayer
 
@@ -85,7 +103,8 @@ def run_case(case: dict) -> dict:
         times = _timed(step, case["iters"])
         peak = _rss_mib()
         return {**case, "best_s": min(times), "median_s": float(np.median(times)),
-                "peak_rss_mib": peak, "rss_increase_mib": peak - base}
+                "peak_rss_mib": peak, "rss_increase_mib": peak - base,
+                "calib_gflops": max(calib, _calibrate_gflops())}
 
     from neuralop_fem.models import build_model
 
@@ -109,7 +128,33 @@ def run_case(case: dict) -> dict:
         evals = _timed(lambda: model(x), case["iters"])
     return {**case, "params": sum(p.numel() for p in model.parameters()),
             "train_it_s_best": 1 / min(train), "train_it_s_median": 1 / float(np.median(train)),
-            "eval_it_s_best": 1 / min(evals), "peak_rss_mib": _rss_mib()}
+            "eval_it_s_best": 1 / min(evals), "peak_rss_mib": _rss_mib(),
+            "calib_gflops": max(calib, _calibrate_gflops())}
+
+
+def _fourier_scale_case(case: dict) -> dict:
+    """Train a small Burgers-shaped Fourier Transformer on a fixed smooth operator."""
+    import torch
+
+    from neuralop_fem.models import build_model
+
+    torch.manual_seed(case["seed"])
+    n, batch = 128, 16
+    model = build_model("burgers-fourier", fourier_scale=case["fourier_scale"], ffn_dropout=0.0)
+    t = torch.arange(n) / n
+    coef = torch.randn(batch, 4)
+    k = torch.arange(1, 5)
+    x = torch.einsum("bk,kx->bx", coef, torch.sin(2 * torch.pi * k[:, None] * t)).unsqueeze(-1)
+    y = torch.roll(x, 5, dims=1) ** 2 - 0.5 * x  # nonlinear and nonlocal
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    losses = []
+    for _ in range(case["steps"]):
+        opt.zero_grad()
+        loss = ((model(x) - y).norm(dim=1) / y.norm(dim=1)).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return {**case, "final_rel_l2": float(np.mean(losses[-10:])), "first": losses[0]}
 
 
 def _subprocess(case: dict) -> dict:
@@ -181,19 +226,42 @@ def cpu(quick: bool) -> dict:
     return {"rows": rows}
 
 
+def fourier_scale(quick: bool) -> dict:
+    rows = [
+        _subprocess({"part": "fourier-scale", "fourier_scale": fs, "seed": seed,
+                     "steps": 20 if quick else 300, "threads": 1})
+        for fs in ("sqrt", "none") for seed in ((0,) if quick else (0, 1, 2))
+    ]
+    return {"rows": rows}
+
+
+def _markdown_fourier_scale(res: dict, hw: dict) -> str:
+    lines = ["# Fourier attention: divide the scores by sqrt(d') or not", "",
+             "burgers-fourier (4 layers, d = 96), n = 128, 16 fixed smooth samples, target "
+             "roll(u, 5)^2 - u/2, Adam lr 1e-3, mean relative L2 of the last 10 steps.", "",
+             "| fourier_scale | seed | steps | first loss | final loss |", "|---|---|---|---|---|"]
+    for r in res["rows"]:
+        lines.append(f"| {r['fourier_scale']} | {r['seed']} | {r['steps']} | {r['first']:.3g} | "
+                     f"{r['final_rel_l2']:.3g} |")
+    return "\n".join(lines) + "\n"
+
+
 def _markdown_cpu(res: dict, hw: dict) -> str:
     lines = ["# Operator learners: full-model CPU speed (1 thread)", "",
              f"CPU: {hw['cpu_model']} ({hw['cpu_count']} cores), torch {hw['torch']}, "
              f"torch threads 1. {hw['note']}.", "",
+             "`calib` = GFLOP/s of a reference GEMM measured in the same process (about 80-90 "
+             "on an idle core): the share of the CPU the case actually got.", "",
              "| case (batch) | params | train it/s best / median | ref it/s | eval it/s | "
-             "ref eval | peak RSS MiB | ref RSS |", "|---|---|---|---|---|---|---|---|"]
+             "ref eval | peak RSS MiB | ref RSS | calib |", "|---|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         ref = r["reference"] or {}
         lines.append(
             f"| {r['preset']} n={r['n']} ({r['batch']}) | {r['params']:,} | "
             f"{r['train_it_s_best']:.3g} / {r['train_it_s_median']:.3g} | "
             f"{ref.get('train_it_s', '-')} | {r['eval_it_s_best']:.3g} | "
-            f"{ref.get('eval_it_s', '-')} | {r['peak_rss_mib']:.0f} | {ref.get('rss_mib', '-')} |"
+            f"{ref.get('eval_it_s', '-')} | {r['peak_rss_mib']:.0f} | {ref.get('rss_mib', '-')} | "
+            f"{r['calib_gflops']:.0f} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -201,11 +269,12 @@ def _markdown_cpu(res: dict, hw: dict) -> str:
 def _markdown_scaling(res: dict, hw: dict) -> str:
     lines = ["# Encoder-layer scaling (d = 96, 1 head, batch 4, forward + backward, 1 thread)",
              "", f"CPU: {hw['cpu_model']}. {hw['note']}.", "",
-             "| attention | n | best s | median s | peak RSS MiB | increase MiB |",
-             "|---|---|---|---|---|---|"]
+             "| attention | n | best s | median s | peak RSS MiB | increase MiB | calib |",
+             "|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         lines.append(f"| {r['attention']} | {r['n']} | {r['best_s']:.4f} | {r['median_s']:.4f} | "
-                     f"{r['peak_rss_mib']:.0f} | {r['rss_increase_mib']:.0f} |")
+                     f"{r['peak_rss_mib']:.0f} | {r['rss_increase_mib']:.0f} | "
+                     f"{r['calib_gflops']:.0f} |")
     lines += ["", "Fitted exponents (n >= 1024): " + "; ".join(
         f"{k}: time n^{v['time_exponent']:.2f}, memory n^{v['memory_exponent']:.2f}"
         for k, v in res["fits"].items())]
@@ -215,7 +284,9 @@ def _markdown_scaling(res: dict, hw: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
-    parser.add_argument("--part", choices=["scaling", "cpu", "all"], default="all")
+    parser.add_argument(
+        "--part", choices=["scaling", "cpu", "fourier-scale", "all"], default="all"
+    )
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.case:
@@ -232,6 +303,10 @@ def main(argv: list[str] | None = None) -> int:
         res = {"hardware": hw, **scaling(args.quick)}
         (RESULTS / f"{prefix}scaling.json").write_text(json.dumps(res, indent=2))
         (RESULTS / f"{prefix}scaling.md").write_text(_markdown_scaling(res, hw))
+    if args.part in ("fourier-scale", "all"):
+        res = {"hardware": hw, **fourier_scale(args.quick)}
+        (RESULTS / f"{prefix}fourier_scale.json").write_text(json.dumps(res, indent=2))
+        (RESULTS / f"{prefix}fourier_scale.md").write_text(_markdown_fourier_scale(res, hw))
     return 0
 
 
