@@ -14,7 +14,9 @@ from .data import BurgersDataConfig, DarcyDataConfig, generate, load_dataset, sa
 __all__ = [
     "BurgersDataConfig",
     "DarcyDataConfig",
+    "OODWarning",
     "Surrogate",
+    "SurrogatePolicy",
     "__version__",
     "compare",
     "generate",
@@ -22,7 +24,12 @@ __all__ = [
     "save_dataset",
 ]
 
-_LAZY = {"Surrogate": "surrogate", "compare": "compare"}
+_LAZY = {
+    "OODWarning": "surrogate",
+    "Surrogate": "surrogate",
+    "SurrogatePolicy": "warmstart",
+    "compare": "compare",
+}
 
 
 def __getattr__(name: str) -> Any:

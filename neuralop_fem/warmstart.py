@@ -49,7 +49,7 @@ VARIANTS = ("zero", "warm", "projected", "deflated")
 
 
 def _check_darcy_solver(solver: Any) -> None:
-    if not hasattr(solver, "_systems") or not hasattr(solver, "linear_solver"):
+    if not hasattr(solver, "systems") or not hasattr(solver, "linear_solver"):
         msg = (f"`solver` must be a DarcyFDSolver or DarcyFEMSolver (node grid); got "
                f"{type(solver).__name__}.")
         raise InputError(msg)
@@ -70,10 +70,7 @@ def discrete_systems(solver: Any, a: NDArray[np.float64]) -> list[tuple[sp.csr_m
     list of (A, b), one per sample; unknowns ``u[1:-1, 1:-1].ravel()`` (x-major).
     """
     _check_darcy_solver(solver)
-    out: list[tuple[sp.csr_matrix, NDArray[np.float64]]] = []
-    for _, systems, _ in solver._systems(np.asarray(a, dtype=np.float64), solver.forcing):
-        out.extend(systems)
-    return out
+    return solver.systems(np.asarray(a, dtype=np.float64))
 
 
 def relative_residual(solver: Any, a: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -141,19 +141,9 @@ class _DarcyGridSolver:
         ConvergenceError
             If an iterative solve misses ``tol`` within ``maxiter`` iterations.
         """
-        batch = as_batch(inputs, name="a", core_dims=("x", "y"))
+        batch = _coefficient_batch(inputs)
         a = batch.values
-        n_samples, n, ny = a.shape
-        if n != ny or n < 3:
-            msg = f"`a` must be on a square n x n node grid with n >= 3; got shape {a.shape[1:]}."
-            raise ShapeError(msg)
-        if (a <= 0).any():
-            first = tuple(int(i) for i in np.argwhere(a <= 0)[0])
-            msg = (
-                f"`a` must be > 0 everywhere; got {np.count_nonzero(a <= 0)} value(s) <= 0, "
-                f"the first {a[first]!r} at index {first}."
-            )
-            raise InputError(msg)
+        n_samples, n, _ = a.shape
         guess = _as_field(initial_guess, batch, name="initial_guess")
         f = self.forcing if forcing is None else _as_field(forcing, batch, name="forcing", broadcast=True)
         u = np.zeros_like(a)
@@ -185,11 +175,47 @@ class _DarcyGridSolver:
         )
         return batch.restore(u, name="u"), report
 
+    def systems(self, inputs: Any) -> list[tuple[Any, NDArray[np.float64]]]:
+        """The discrete linear systems this solver solves, one ``(A, b)`` per sample.
+
+        Parameters
+        ----------
+        inputs : (n_samples, n, n) or (n, n) array, or DataArray
+            Nodal coefficient, validated as in :meth:`solve`.
+
+        Returns
+        -------
+        list of (A, b)
+            ``A`` a scipy CSR matrix of size ``(n-2)^2`` (the interior unknowns
+            ``u[1:-1, 1:-1].ravel()``, x-major), ``b`` the right-hand side. The relative
+            residual ``||b - A u|| / ||b||`` of these systems is what ``tol`` bounds.
+        """
+        a = _coefficient_batch(inputs).values
+        return [sys for _, chunk, _ in self._systems(a, self.forcing) for sys in chunk]
+
     def _systems(self, a: NDArray[np.float64], f: Any) -> Any:  # pragma: no cover
         raise NotImplementedError
 
     def _method(self) -> str:  # pragma: no cover
         raise NotImplementedError
+
+
+def _coefficient_batch(inputs: Any) -> Batch:
+    """Validate a nodal coefficient: square node grid with n >= 3, finite, > 0."""
+    batch = as_batch(inputs, name="a", core_dims=("x", "y"))
+    a = batch.values
+    n, ny = a.shape[1:]
+    if n != ny or n < 3:
+        msg = f"`a` must be on a square n x n node grid with n >= 3; got shape {a.shape[1:]}."
+        raise ShapeError(msg)
+    if (a <= 0).any():
+        first = tuple(int(i) for i in np.argwhere(a <= 0)[0])
+        msg = (
+            f"`a` must be > 0 everywhere; got {np.count_nonzero(a <= 0)} value(s) <= 0, "
+            f"the first {a[first]!r} at index {first}."
+        )
+        raise InputError(msg)
+    return batch
 
 
 def _as_field(

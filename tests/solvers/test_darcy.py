@@ -220,3 +220,19 @@ def test_solve_mesh_unstructured_converges():
     mesh = skfem.MeshTri().refined(5)
     u, _ = DarcyFEMSolver(linear_solver="direct").solve_mesh(mesh, np.ones(mesh.nelements))
     assert abs(u.max() - 0.0736713) < 1e-3
+
+
+@pytest.mark.parametrize("solver_cls", [DarcyFDSolver, DarcyFEMSolver])
+def test_public_systems_are_the_solved_systems(solver_cls, rng):
+    # The systems exposed to callers (warm starts, residual checks) must be the ones solved:
+    # the solution's residual in them is the reported one (<= tol) and a wrong u is far off.
+    a = np.where(rng.standard_normal((2, 17, 17)) > 0, 12.0, 3.0)
+    solver = solver_cls(linear_solver="direct")
+    u, report = solver.solve_with_report(a)
+    systems = solver.systems(a)
+    assert len(systems) == 2
+    for (mat, b), us in zip(systems, u, strict=True):
+        x = us[1:-1, 1:-1].ravel()
+        assert mat.shape == (15 * 15, 15 * 15)
+        assert np.linalg.norm(b - mat @ x) / np.linalg.norm(b) < 1e-10  # direct solve: round-off
+        assert np.linalg.norm(b - mat @ (1.01 * x)) / np.linalg.norm(b) > 1e-3
