@@ -12,11 +12,12 @@ mixing that keeps the lowest ``modes`` frequencies (2D: rows ``[0, modes)`` and
 zeroes the rest, and ``x W + b`` a pointwise linear path. ``sigma`` is SiLU in the
 transformer decoders, ReLU (or none for the last layer) in the FNO baselines.
 
-In 2D only 2 modes x modes coefficients are ever non-zero, so the transforms are computed
-as truncated DFTs by matrix multiplication, O(n modes) per line instead of an FFT's
-O(n log n): identical to ``rfft2``/``irfft2`` restricted to the kept modes (up to rounding)
-and 2.8x faster for the Darcy grids, whose sizes have large prime factors (141 = 3 x 47,
-211 prime). In 1D (power-of-two grids) ``torch.fft`` is faster and is used.
+Only ``modes`` (2D: 2 modes x modes) coefficients are ever non-zero, so the transforms
+are computed as truncated DFTs by matrix multiplication, O(n modes) per line instead of
+an FFT's O(n log n) plus a full-length backward: identical to ``rfft``/``irfft`` restricted
+to the kept modes (up to rounding). Measured forward + backward on one core: 2.8x faster
+for the Darcy grids (141 = 3 x 47 has a large prime factor) and 1.5x (n = 512) to 2.3x
+(n = 2048) faster in 1D.
 
 The complex weights are stored as real tensors of shape (C_in, C_out, modes[, modes], 2)
 (last axis: real, imaginary), so optimisers and ``state_dict`` see only real parameters.
@@ -124,12 +125,19 @@ class SpectralConv1d(nn.Module):
         n = x.shape[1]
         res = self.linear(x)
         with torch.autocast(device_type=x.device.type, enabled=False):
-            h = at_least_fp32(self.dropout(x)).transpose(1, 2)  # (B, C_in, n)
-            h_ft = torch.fft.rfft(h, norm="ortho")[..., : self.modes]
-            w = torch.view_as_complex(at_least_fp32(self.weight).to(h.dtype))
-            out_ft = torch.einsum("bix,iox->box", h_ft, w)
-            out_ft = F.pad(out_ft, (0, n // 2 + 1 - self.modes))
-            out = torch.fft.irfft(out_ft, n=n, norm="ortho").transpose(1, 2)
+            h = at_least_fp32(self.dropout(x))  # (B, n, C_in)
+            m = self.modes
+            k = torch.arange(m, device=x.device)
+            fwd = _phase(n, k, -1.0, h.dtype) / math.sqrt(n)  # (n, m)
+            # Truncated rfft(norm="ortho")[:modes]: one real GEMM with [cos | -sin] rows.
+            spec = torch.matmul(torch.cat((fwd.real, fwd.imag), dim=1).t(), h)  # (B, 2m, C_in)
+            w = torch.view_as_complex(at_least_fp32(self.weight).to(h.dtype))  # (C_in, C_out, m)
+            out_ft = torch.einsum("bki,iok->bko", torch.complex(spec[:, :m], spec[:, m:]), w)
+            # irfft(norm="ortho", n) of the zero-padded half spectrum: one real GEMM.
+            weights = _half_weights(n, m, h.dtype, x.device) / math.sqrt(n)
+            inv = _phase(n, k, 1.0, h.dtype) * weights
+            basis = torch.cat((inv.real, -inv.imag), dim=1)  # (n, 2m)
+            out = torch.matmul(basis, torch.cat((out_ft.real, out_ft.imag), dim=1))
         out = out.to(res.dtype) + res
         return out if self.activation is None else self.activation(out)
 

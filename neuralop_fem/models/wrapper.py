@@ -6,6 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from solvers.errors import ShapeError
+
 __all__ = ["NormalizedOperator"]
 
 
@@ -51,5 +53,11 @@ class NormalizedOperator(nn.Module):
         if self.output_normalizer is not None:
             y = self.output_normalizer.decode(y)
         if self.dirichlet:
+            if y.ndim != 4:
+                msg = (
+                    "`dirichlet=True` needs a 2D prediction of shape (batch, n, n, channels); "
+                    f"got {tuple(y.shape)}."
+                )
+                raise ShapeError(msg)
             y = F.pad(y[:, 1:-1, 1:-1, :], (0, 0, 1, 1, 1, 1))
         return y

@@ -17,7 +17,7 @@ from neuralop_fem.models import (
     load_model,
     save_model,
 )
-from solvers.errors import InputError
+from solvers.errors import InputError, ShapeError
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
@@ -142,3 +142,9 @@ def test_wrapper_without_normalisers_is_the_model() -> None:
     x = torch.randn(1, 32, 1)
     with torch.no_grad():
         torch.testing.assert_close(NormalizedOperator(model)(x), model(x), rtol=0, atol=0)
+
+
+def test_wrapper_dirichlet_needs_2d_output() -> None:
+    wrapped = NormalizedOperator(build_model("burgers-galerkin", num_layers=1), dirichlet=True)
+    with pytest.raises(ShapeError, match=r"`dirichlet=True` needs a 2D prediction"):
+        wrapped(torch.randn(1, 32, 1))
