@@ -150,3 +150,16 @@ def test_solve_mesh_initial_guess_wrong_shape():
         DarcyFEMSolver(linear_solver="cg").solve_mesh(
             mesh, np.ones(mesh.nelements), initial_guess=np.zeros(24)
         )
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True])
+def test_bad_blas_threads(threads):
+    with pytest.raises(InputError, match="`blas_threads` must be None or an int >= 1"):
+        DarcyFDSolver(blas_threads=threads)
+
+
+def test_blas_threads_limit_does_not_change_the_solution(rng):
+    a = np.where(rng.standard_normal((1, 17, 17)) > 0, 12.0, 3.0)
+    limited = DarcyFDSolver(blas_threads=1).solve(a)
+    free = DarcyFDSolver(blas_threads=None).solve(a)
+    np.testing.assert_allclose(limited, free, rtol=0, atol=1e-12)  # same iterations, round-off only
