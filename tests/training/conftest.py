@@ -36,14 +36,3 @@ def darcy_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("data") / "darcy.nc"
     return generate("darcy", n_samples=14, resolution=29, seed=1, out=path, workers=0,
                     progress=False)
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _one_torch_thread():
-    """Tiny models on a shared 2-core box: one intra-op thread avoids oversubscription."""
-    import torch
-
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
