@@ -67,7 +67,7 @@ QUICK = {
               "fno2d": {"width": 8, "modes": 3, "projection": 16, "num_layers": 2}},
 }
 # --reduced: a CPU-sized Darcy configuration, labelled as such in the results.
-REDUCED = {"n_train": 256, "n_val": 50, "n_test": 100, "epochs": 25}
+REDUCED = {"n_train": 256, "n_val": 50, "n_test": 100, "epochs": 20, "resolution": 85}
 
 _log = logging.getLogger("reproduce_paper")
 
