@@ -107,8 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run (n=85, 2 samples)")
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--run", type=Path, default=None, help="a trained Darcy run directory")
+    parser.add_argument("--resolution", type=int, action="append", default=None,
+                        help="grid size (repeatable; default 85, 141, 211)")
+    parser.add_argument("--predictions", choices=("all", "surrogate"), default="all",
+                        help="'surrogate': only the trained run's predictions (needs --run)")
     args = parser.parse_args(argv)
-    resolutions = (85,) if args.quick else (85, 141, 211)
+    if args.predictions == "surrogate" and args.run is None:
+        parser.error("--predictions surrogate needs --run")
+    resolutions = (85,) if args.quick else tuple(args.resolution or (85, 141, 211))
     tolerances = (1e-4, 1e-10) if args.quick else (1e-4, 1e-6, 1e-8, 1e-10)
     n_samples = 2 if args.quick else args.samples
     repeats = 1 if args.quick else 2
@@ -119,8 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         a = threshold(NeumannGRF(n).sample(n_samples, rng=rng))
         u = DarcyFDSolver().solve(a)
         t_inf = _inference_time(n, repeats)
-        preds = {f"smooth {lvl:g}": _smooth_error(u, lvl, rng) for lvl in (1e-1, 1e-2, 1e-3)}
-        preds["coarse"] = _coarse(a)
+        preds = {}
+        if args.predictions == "all":
+            preds = {f"smooth {lvl:g}": _smooth_error(u, lvl, rng) for lvl in (1e-1, 1e-2, 1e-3)}
+            preds["coarse"] = _coarse(a)
         if args.run is not None:
             from neuralop_fem.surrogate import Surrogate
 
@@ -150,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": repeats, "coefficient": "threshold(NeumannGRF(n), 12, 3), f = 1, FD harmonic",
         "variants": VARIANTS}, "rows": rows, "wall_time_s": time.perf_counter() - t_start}
     name = "warmstart_quick" if args.quick else "warmstart"
+    if args.run is not None:
+        name += "_surrogate"
+        result["settings"]["run"] = str(args.run)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1))
     (RESULTS / f"{name}.md").write_text(_markdown(result))
