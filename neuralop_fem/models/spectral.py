@@ -120,6 +120,20 @@ class SpectralConv1d(nn.Module):
         self.weight = nn.Parameter(torch.empty(in_channels, out_channels, modes, 2))
         gain = 1.0 / (in_channels * out_channels)
         _init_weight(self.weight, init=init, gain=gain, c_in=in_channels, c_out=out_channels)
+        self._basis_cache: dict[tuple[int, torch.dtype, torch.device], tuple[torch.Tensor, ...]] = {}
+
+    def _bases(self, n: int, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]:
+        """Forward (2m, n) and inverse (n, 2m) real DFT bases, cached for the last (n, dtype, device)."""
+        key = (n, dtype, device)
+        if key not in self._basis_cache:
+            k = torch.arange(self.modes, device=device)
+            fwd = _phase(n, k, -1.0, dtype) / math.sqrt(n)  # (n, m)
+            inv = _phase(n, k, 1.0, dtype) * (_half_weights(n, self.modes, dtype, device) / math.sqrt(n))
+            self._basis_cache = {key: (
+                torch.cat((fwd.real, fwd.imag), dim=1).t().contiguous(),
+                torch.cat((inv.real, -inv.imag), dim=1).contiguous(),
+            )}
+        return self._basis_cache[key]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[1]
@@ -127,16 +141,12 @@ class SpectralConv1d(nn.Module):
         with torch.autocast(device_type=x.device.type, enabled=False):
             h = at_least_fp32(self.dropout(x))  # (B, n, C_in)
             m = self.modes
-            k = torch.arange(m, device=x.device)
-            fwd = _phase(n, k, -1.0, h.dtype) / math.sqrt(n)  # (n, m)
+            fwd, basis = self._bases(n, h.dtype, h.device)
             # Truncated rfft(norm="ortho")[:modes]: one real GEMM with [cos | -sin] rows.
-            spec = torch.matmul(torch.cat((fwd.real, fwd.imag), dim=1).t(), h)  # (B, 2m, C_in)
+            spec = torch.matmul(fwd, h)  # (B, 2m, C_in)
             w = torch.view_as_complex(at_least_fp32(self.weight).to(h.dtype))  # (C_in, C_out, m)
             out_ft = torch.einsum("bki,iok->bko", torch.complex(spec[:, :m], spec[:, m:]), w)
             # irfft(norm="ortho", n) of the zero-padded half spectrum: one real GEMM.
-            weights = _half_weights(n, m, h.dtype, x.device) / math.sqrt(n)
-            inv = _phase(n, k, 1.0, h.dtype) * weights
-            basis = torch.cat((inv.real, -inv.imag), dim=1)  # (n, 2m)
             out = torch.matmul(basis, torch.cat((out_ft.real, out_ft.imag), dim=1))
         out = out.to(res.dtype) + res
         return out if self.activation is None else self.activation(out)
