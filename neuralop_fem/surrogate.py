@@ -356,31 +356,11 @@ def _lookup(info: dict[str, Any], *keys: str, default: Any = _MISSING) -> Any:
 
 
 def _load_operator(path: Path, device: torch.device) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """(operator, run_info) through the trainer's ``load_trained`` (or the same layout read here)."""
-    try:
-        from .training.checkpoint import load_trained
-    except ImportError:  # trainer not installed in this build: read the documented layout
-        return _load_minimal(path, device)
+    """(operator, run_info) through the trainer's :func:`~neuralop_fem.training.load_trained`."""
+    from .training.checkpoint import load_trained
+
     operator, info = load_trained(path, map_location=device)
     return operator, dict(info)
-
-
-def _load_minimal(path: Path, device: torch.device) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """Read ``run.json`` and ``best.pt`` = ``{"format", "family", "model_config",
-    "input_normalizer", "output_normalizer", "dirichlet", "state_dict"}`` (the trainer's)."""
-    from .data.normalizer import UnitGaussianNormalizer
-    from .models import NormalizedOperator
-    from .models.presets import MODEL_FAMILIES
-
-    info = json.loads((path / "run.json").read_text())
-    payload = torch.load(path / "best.pt", map_location=device, weights_only=True)
-    config_cls, model_cls = MODEL_FAMILIES[payload["family"]]
-    model = model_cls(config_cls.from_dict(payload["model_config"]))
-    norms = {k: (UnitGaussianNormalizer.from_state_dict(payload[k]) if payload.get(k) else None)
-             for k in ("input_normalizer", "output_normalizer")}
-    op = NormalizedOperator(model, dirichlet=bool(payload.get("dirichlet", False)), **norms)
-    op.load_state_dict(payload["state_dict"])
-    return op.to(device).eval(), info
 
 
 def _ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | None:

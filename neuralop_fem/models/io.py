@@ -12,7 +12,7 @@ from solvers.errors import InputError
 
 from .presets import MODEL_FAMILIES
 
-__all__ = ["FORMAT", "load_model", "save_model"]
+__all__ = ["FORMAT", "load_model", "model_from_config", "save_model"]
 
 FORMAT = "neuralop_fem.models/1"
 
@@ -45,6 +45,24 @@ def save_model(model: nn.Module, path: str | os.PathLike[str]) -> None:
     torch.save(payload, os.fspath(path))
 
 
+def model_from_config(
+    family: str,
+    config: dict[str, Any],
+    *,
+    source: str,
+    error: type[Exception] = InputError,
+) -> nn.Module:
+    """Build an (untrained) model of ``family`` from its JSON config dict.
+
+    Raises ``error`` (default :class:`InputError`), naming ``source``, for an unknown family.
+    """
+    if family not in MODEL_FAMILIES:
+        msg = f"`family` in {source} must be one of {', '.join(MODEL_FAMILIES)}; got {family!r}."
+        raise error(msg)
+    config_cls, model_cls = MODEL_FAMILIES[family]
+    return model_cls(config_cls.from_dict(config))
+
+
 def load_model(
     path: str | os.PathLike[str], *, map_location: Any = None
 ) -> nn.Module:
@@ -62,12 +80,7 @@ def load_model(
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         msg = f"`path` must be a model file written by save_model ({FORMAT}); got {path!s}."
         raise InputError(msg)
-    family = payload["family"]
-    if family not in MODEL_FAMILIES:
-        msg = f"`family` in {path!s} must be one of {', '.join(MODEL_FAMILIES)}; got {family!r}."
-        raise InputError(msg)
-    config_cls, model_cls = MODEL_FAMILIES[family]
-    model = model_cls(config_cls.from_dict(payload["config"]))
+    model = model_from_config(payload["family"], payload["config"], source=str(path))
     model.load_state_dict(payload["state_dict"])
     if map_location is not None:
         model.to(map_location)

@@ -27,7 +27,8 @@ import torch
 from torch import nn
 
 from ..errors import ConfigError
-from ..models import MODEL_FAMILIES, NormalizedOperator
+from ..models import NormalizedOperator
+from ..models.io import model_from_config
 
 __all__ = [
     "BEST_FORMAT",
@@ -103,12 +104,8 @@ def build_operator(payload: dict[str, Any], *, source: str = "<payload>") -> Nor
     if not isinstance(payload, dict) or payload.get("format") != BEST_FORMAT:
         msg = f"`{source}` must be a best-model checkpoint ({BEST_FORMAT}); got another file."
         raise ConfigError(msg)
-    family = payload["family"]
-    if family not in MODEL_FAMILIES:
-        msg = f"`family` in {source} must be one of {', '.join(MODEL_FAMILIES)}; got {family!r}."
-        raise ConfigError(msg)
-    config_cls, model_cls = MODEL_FAMILIES[family]
-    model = model_cls(config_cls.from_dict(payload["model_config"]))
+    model = model_from_config(payload["family"], payload["model_config"], source=str(source),
+                              error=ConfigError)
     norms = [
         None if payload[key] is None else UnitGaussianNormalizer.from_state_dict(payload[key])
         for key in ("input_normalizer", "output_normalizer")
