@@ -1,8 +1,11 @@
-"""Pointwise unit-Gaussian normalisation of fields (Darcy inputs/targets; PAPER_SPEC §6).
+"""Unit-Gaussian normalisation of fields (Darcy inputs/targets, PAPER_SPEC §6; Burgers targets).
 
 ``encode(x) = (x - mu) / (sigma + eps)``, ``decode(x) = x * (sigma + eps) + mu`` with ``mu``
 and ``sigma`` the pointwise mean and population standard deviation (ddof = 0) over the
-training samples, ``eps = 1e-5``.
+training samples, ``eps = 1e-5``. With ``pointwise=False`` (:meth:`UnitGaussianNormalizer.fit`)
+the statistics are one mean and one standard deviation per channel over all samples *and* grid
+points: stored with spatial shape ``(1, ..., 1)``, they broadcast to any grid, and a
+translation-equivariant model stays equivariant.
 
 Resolution change: when a field's spatial shape differs from the fitted one, ``mu`` and
 ``sigma`` are resampled to it: by striding when the new grid is reachable (periodic 1D:
@@ -65,9 +68,14 @@ class UnitGaussianNormalizer(nn.Module):
         self.register_buffer("periodic", torch.tensor(bool(periodic)))
 
     @classmethod
-    def fit(cls, x: torch.Tensor, *, eps: float = EPS, periodic: bool = False) -> UnitGaussianNormalizer:
+    def fit(
+        cls, x: torch.Tensor, *, eps: float = EPS, periodic: bool = False, pointwise: bool = True
+    ) -> UnitGaussianNormalizer:
         """Fit to training fields ``x`` of shape ``(n_train, *spatial, channels)``.
 
+        ``pointwise=True``: statistics per grid point and channel, shape ``(*spatial, channels)``.
+        ``pointwise=False``: per channel over samples and grid points, shape
+        ``(1, ..., 1, channels)`` (a global normaliser, valid at any resolution).
         Statistics are accumulated in float64 and stored in ``x``'s dtype.
         """
         x = torch.as_tensor(x)
@@ -75,8 +83,11 @@ class UnitGaussianNormalizer(nn.Module):
             msg = f"`x` must have shape (n_train, *spatial, channels); got {tuple(x.shape)}."
             raise ShapeError(msg)
         x64 = x.to(torch.float64)
-        mean = x64.mean(dim=0)
-        std = x64.std(dim=0, unbiased=False)
+        dims = (0,) if pointwise else tuple(range(x.ndim - 1))
+        mean = x64.mean(dim=dims, keepdim=not pointwise)
+        std = x64.std(dim=dims, unbiased=False, keepdim=not pointwise)
+        if not pointwise:
+            mean, std = mean[0], std[0]
         return cls(mean.to(x.dtype), std.to(x.dtype), eps=eps, periodic=periodic)
 
     @classmethod
@@ -104,8 +115,8 @@ class UnitGaussianNormalizer(nn.Module):
 
     def _resample(self, field: torch.Tensor, spatial: tuple[int, ...]) -> torch.Tensor:
         fitted = tuple(field.shape[:-1])
-        if spatial == fitted:
-            return field
+        if spatial == fitted or (all(n == 1 for n in fitted) and len(spatial) == len(fitted)):
+            return field  # same grid, or global statistics that broadcast
         if len(spatial) != len(fitted):
             msg = (
                 f"`x` must have {len(fitted)} spatial dimension(s) like the fitted shape {fitted}; "

@@ -197,20 +197,25 @@ def build_training_data(
             raise ConfigError(msg)
     make = dict(resolution=resolution, coarse=coarse)
     in_norm = out_norm = None
+    pointwise = config.target_normalizer == "reference"
     if config.task == "burgers":
         train = make_dataset(ds, config, indices=splits["train"], **make)
+        if not pointwise:
+            out_norm = UnitGaussianNormalizer.fit(
+                train.stacked("target"), periodic=True, pointwise=False
+            )
         val = make_dataset(ds, config, indices=splits["val"], **make)
         test = make_dataset(ds, config, indices=splits["test"], **make)
     elif config.task == "darcy":
         train = make_dataset(ds, config, indices=splits["train"], **make)
         in_norm = UnitGaussianNormalizer.fit(train.stacked("input"))
-        out_norm = UnitGaussianNormalizer.fit(train.stacked("target"))
+        out_norm = UnitGaussianNormalizer.fit(train.stacked("target"), pointwise=pointwise)
         val = make_dataset(ds, config, indices=splits["val"], **make)
         test = make_dataset(ds, config, indices=splits["test"], **make)
     else:
         clean = make_dataset(ds, config, indices=splits["train"], noisy=False, **make)
         in_norm = UnitGaussianNormalizer.fit(clean.stacked("input"))
-        out_norm = UnitGaussianNormalizer.fit(clean.stacked("target"))
+        out_norm = UnitGaussianNormalizer.fit(clean.stacked("target"), pointwise=pointwise)
         kw = dict(input_normalizer=in_norm, **make)
         train = make_dataset(ds, config, indices=splits["train"], **kw) if config.noise else clean
         val = make_dataset(ds, config, indices=splits["val"], **kw)

@@ -24,6 +24,20 @@ def test_fit_is_pointwise_population_statistics(rng):
     np.testing.assert_allclose(norm.decode(norm.encode(torch.from_numpy(x))).numpy(), x, rtol=1e-12)
 
 
+def test_global_fit_broadcasts_to_any_grid(rng):
+    x = rng.standard_normal((6, 16, 2)) * np.array([0.01, 4.0]) + np.array([0.5, -1.0])
+    norm = UnitGaussianNormalizer.fit(torch.from_numpy(x), periodic=True, pointwise=False)
+    assert norm.mean.shape == (1, 2)
+    np.testing.assert_allclose(norm.mean.numpy()[0], x.reshape(-1, 2).mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(norm.std.numpy()[0], x.reshape(-1, 2).std(axis=0), rtol=1e-12)
+    other = torch.from_numpy(rng.standard_normal((3, 40, 2)))  # another resolution
+    naive = (other.numpy() - x.reshape(-1, 2).mean(axis=0)) / (x.reshape(-1, 2).std(axis=0) + 1e-5)
+    np.testing.assert_allclose(norm.encode(other).numpy(), naive, rtol=1e-10)
+    np.testing.assert_allclose(norm.decode(norm.encode(other)).numpy(), other.numpy(), rtol=1e-10)
+    again = UnitGaussianNormalizer.from_state_dict(norm.state_dict())
+    assert torch.equal(again.encode(other), norm.encode(other))
+
+
 def test_fit_uses_only_the_training_indices(rng, tmp_path):
     ds = make_darcy(rng, n_samples=8, n=9)
     train = DarcyDataset(ds, indices=range(5))

@@ -35,6 +35,8 @@ def test_unknown_key_rejected():
         ({"grad_clip": float("nan")}, "`grad_clip` must be a finite number >= 0"),
         ({"amp": "fp16"}, "`amp` must be one of 'none', 'bf16'; got 'fp16'"),
         ({"resolution": 1}, "`resolution` must be an integer >= 2 or None; got 1"),
+        ({"target_normalizer": "pointwise"},
+         "`target_normalizer` must be one of 'reference', 'global'; got 'pointwise'"),
         ({"train_indices": [0, 1]}, "must be given together"),
         ({"train_indices": [0, 1], "val_indices": [1], "test_indices": [2]},
          "`val_indices` must not share samples with `train_indices`; got index 1"),

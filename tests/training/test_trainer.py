@@ -45,6 +45,30 @@ def test_training_reduces_the_loss(tmp_path, burgers_file):
     assert (tmp_path / "run" / "loss_curve.png").stat().st_size > 0
 
 
+def test_global_target_normaliser_makes_training_scale_free(tmp_path, burgers_file):
+    # With targets scaled by 1/50 (like u(1) at viscosity 0.1), the global target normaliser
+    # absorbs the scale: relative errors and the trained network are the same as unscaled.
+    data = load_dataset(burgers_file).load()
+    small = data.copy(deep=True)
+    small["u"] = small["u"] / 50.0
+    cfg = BURGERS.replace(target_normalizer="global")
+    runs = {}
+    for name, ds in (("unit", data), ("small", small)):
+        trainer = Trainer(tmp_path / name, ds, model_config=_burgers_model(), config=cfg)
+        trainer.fit()
+        runs[name] = trainer
+    unit, scaled = runs["unit"], runs["small"]
+    norm = scaled.data.output_normalizer
+    assert norm.mean.shape == (1, 1)
+    np.testing.assert_allclose(float(norm.std), float(unit.data.output_normalizer.std) / 50, rtol=1e-5)
+    np.testing.assert_allclose(unit.history["val_rel_l2"], scaled.history["val_rel_l2"], rtol=2e-3)
+    # The normaliser is saved and applies at another resolution.
+    model, _ = load_trained(tmp_path / "small")
+    with torch.no_grad():
+        out = model(torch.zeros(1, 128, 1))
+    assert out.shape == (1, 128, 1) and torch.isfinite(out).all()
+
+
 def _state(run_dir):
     last = torch.load(run_dir / "last.pt", weights_only=True)
     best = torch.load(run_dir / "best.pt", weights_only=True)
