@@ -15,6 +15,9 @@ Run::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_models.py
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_models.py --quick
 
+* ``vs-reference``: back to back in one process, our model and the same model (same
+  weights) with every attention layer evaluated in the reference code's order of computation
+  (``benchmarks/_reference_order.py``): the speed ratio on the same CPU at the same moment.
 * ``fourier-scale``: a small training run of the Burgers Fourier Transformer with and
   without the sqrt(d') score divisor (the reference code vs the paper's formula).
 
@@ -86,6 +89,8 @@ def run_case(case: dict) -> dict:
     torch.manual_seed(0)
     if case["part"] == "fourier-scale":
         return _fourier_scale_case(case)
+    if case["part"] == "vs-reference":
+        return _versus_reference_case(case)
     calib = _calibrate_gflops()
     if case["part"] == "scaling":
         from neuralop_fem.models import EncoderLayer
@@ -141,6 +146,70 @@ def run_case(case: dict) -> dict:
             "train_it_s_best": 1 / min(train), "train_it_s_median": 1 / float(np.median(train)),
             "eval_it_s_best": 1 / min(evals), "peak_rss_mib": _rss_mib(),
             "calib_gflops": max(calib, _calibrate_gflops())}
+
+
+def _saved_mib(fn) -> float:
+    """Bytes autograd keeps for the backward pass of ``fn()`` (each storage counted once)."""
+    import torch
+
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        saved[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn()
+    del out
+    return sum(saved.values()) / 2**20
+
+
+def _versus_reference_case(case: dict) -> dict:
+    """Ours and the reference's order of computation (same weights), timed alternately."""
+    import torch
+
+    from _reference_order import use_reference_order
+    from neuralop_fem.models import build_model
+
+    ours = build_model(case["preset"])
+    ref = build_model(case["preset"])
+    ref.load_state_dict(ours.state_dict())
+    use_reference_order(ref, reference_dropout=False)
+    n, b = case["n"], case["batch"]
+    x = torch.randn((b, n, 1) if case["preset"].startswith("burgers") else (b, n, n, 1))
+    ours.eval(), ref.eval()
+    with torch.no_grad():
+        y_ours, y_ref = ours(x), ref(x)
+    max_diff = float((y_ours - y_ref).abs().max() / y_ours.abs().max())
+    if max_diff > 1e-5:  # the comparison is only meaningful for the same function
+        msg = f"reference order differs from ours by {max_diff:.2e} (relative) on {case}"
+        raise RuntimeError(msg)
+    use_reference_order(ref, reference_dropout=True)  # time it with the reference's dropout
+    target = torch.randn_like(y_ours)
+    models = {"ours": ours.train(), "reference_order": ref.train()}
+
+    def step(model) -> None:
+        model.zero_grad(set_to_none=True)
+        torch.nn.functional.mse_loss(model(x), target).backward()
+
+    times: dict[str, list[float]] = {k: [] for k in models}
+    for model in models.values():
+        step(model)  # warm-up
+    for _ in range(case["iters"]):
+        for key, model in models.items():
+            times[key] += _timed(lambda m=model: step(m), 1)
+    out = {**case, "max_rel_diff_eval": max_diff}
+    for key, ts in times.items():
+        out[key] = {
+            "it_s_best": 1 / min(ts), "it_s_median": 1 / float(np.median(ts)),
+            "saved_for_backward_mib": _saved_mib(
+                lambda m=models[key]: torch.nn.functional.mse_loss(m(x), target)
+            ),
+        }
+    out["speedup_median"] = out["ours"]["it_s_median"] / out["reference_order"]["it_s_median"]
+    out["speedup_best"] = out["ours"]["it_s_best"] / out["reference_order"]["it_s_best"]
+    return out
 
 
 def _fourier_scale_case(case: dict) -> dict:
@@ -239,6 +308,48 @@ def cpu(quick: bool) -> dict:
     return {"rows": rows}
 
 
+def versus_reference(quick: bool) -> dict:
+    if quick:
+        cases = [("burgers-galerkin", 128, 2, 3), ("darcy-galerkin", 29, 1, 2)]
+    else:
+        cases = [("burgers-galerkin", 512, 8, 60), ("burgers-galerkin", 2048, 8, 16),
+                 ("darcy-galerkin", 141, 4, 10), ("burgers-fourier", 512, 8, 20)]
+    rows = []
+    for preset, n, b, iters in cases:
+        r = _subprocess({"part": "vs-reference", "preset": preset, "n": n, "batch": b,
+                         "iters": iters, "threads": 1})
+        r["reference"] = REFERENCE.get((preset, n, b))
+        rows.append(r)
+    return {"rows": rows}
+
+
+def _markdown_versus_reference(res: dict, hw: dict) -> str:
+    lines = ["# Back to back: our attention vs the reference's order of computation (1 thread)",
+             "", f"CPU: {hw['cpu_model']} ({hw['cpu_count']} cores), torch {hw['torch']}. "
+             f"{hw['note']}.", "",
+             "Same model, same weights, same input; `reference order` evaluates every attention "
+             "layer as the reference code does (separate Q/K/V projections, one LayerNorm call per "
+             "head, coordinates concatenated to Q, K, V, (d' x d') matrix with the reference's "
+             "always-on 50 % dropout, then `fc`; benchmarks/_reference_order.py). Both models are "
+             "timed alternately in one process (train step = zero_grad + forward + MSE + "
+             "backward), so machine load hits both alike. `diff` = max relative difference of "
+             "the eval outputs with the reference dropout off (the two orders compute the same "
+             "function). `saved` = bytes autograd keeps for backward.", "",
+             "| case (batch) | ours it/s best / median | reference order it/s best / median | "
+             "speedup (median) | PAPER_SPEC ref it/s | ours saved MiB | ref-order saved MiB "
+             "| diff |", "|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        ours, ref = r["ours"], r["reference_order"]
+        lines.append(
+            f"| {r['preset']} n={r['n']} ({r['batch']}) | {ours['it_s_best']:.3g} / "
+            f"{ours['it_s_median']:.3g} | {ref['it_s_best']:.3g} / {ref['it_s_median']:.3g} | "
+            f"{r['speedup_median']:.2f}x | {(r['reference'] or {}).get('train_it_s', '-')} | "
+            f"{ours['saved_for_backward_mib']:.0f} | {ref['saved_for_backward_mib']:.0f} | "
+            f"{r['max_rel_diff_eval']:.1e} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def fourier_scale(quick: bool) -> dict:
     rows = [
         _subprocess({"part": "fourier-scale", "fourier_scale": fs, "seed": seed,
@@ -303,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
     parser.add_argument(
-        "--part", choices=["scaling", "cpu", "fourier-scale", "all"], default="all"
+        "--part", choices=["scaling", "cpu", "vs-reference", "fourier-scale", "all"],
+        default="all",
     )
     parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -317,6 +429,10 @@ def main(argv: list[str] | None = None) -> int:
         res = {"hardware": hw, **cpu(args.quick)}
         (RESULTS / f"{prefix}cpu.json").write_text(json.dumps(res, indent=2))
         (RESULTS / f"{prefix}cpu.md").write_text(_markdown_cpu(res, hw))
+    if args.part in ("vs-reference", "all"):
+        res = {"hardware": hw, **versus_reference(args.quick)}
+        (RESULTS / f"{prefix}vs_reference.json").write_text(json.dumps(res, indent=2))
+        (RESULTS / f"{prefix}vs_reference.md").write_text(_markdown_versus_reference(res, hw))
     if args.part in ("scaling", "all"):
         res = {"hardware": hw, **scaling(args.quick)}
         (RESULTS / f"{prefix}scaling.json").write_text(json.dumps(res, indent=2))
