@@ -30,7 +30,7 @@ import xarray as xr
 from numpy.typing import NDArray
 
 from solvers._contract import as_batch
-from solvers._darcy_linear import amg_hierarchy, gmg_hierarchy
+from solvers._darcy_linear import amg_hierarchy, gmg_hierarchy, pcg
 
 from .errors import ConvergenceError, InputError
 
@@ -109,41 +109,18 @@ def _preconditioner(solver: Any, a_mat: sp.csr_matrix, n: int) -> Any:
 
 def deflated_pcg(a_mat: sp.csr_matrix, b: NDArray[np.float64], w: NDArray[np.float64],
                  precondition: Any, *, tol: float, maxiter: int) -> tuple[NDArray[np.float64], int, float]:
-    """Deflated preconditioned CG with one deflation vector ``w`` (e.g. a prediction).
+    """Deflated preconditioned CG from zero with one deflation vector ``w`` (a prediction).
 
-    Starts from the Galerkin projection ``x0 = w (w^T b)/(w^T A w)`` (so ``r0 ⟂ w``) and keeps
-    every search direction A-orthogonal to ``w``: ``p = z + beta p - w (w^T A z)/(w^T A w)``.
-    Stops on the true relative residual ``||b - A x|| / ||b|| <= tol``.
+    Starts from the Galerkin projection ``x0 = w (w^T b)/(w^T A w)`` (so ``r0`` is orthogonal
+    to ``w``) and keeps every search direction A-orthogonal to ``w`` (the solvers' own CG,
+    :func:`solvers._darcy_linear.pcg` with ``deflation=w``). Stops on the true relative
+    residual ``||b - A x|| / ||b|| <= tol``.
 
     Returns
     -------
     x, iterations, final relative residual.
     """
-    bnorm = float(np.linalg.norm(b))
-    aw = a_mat @ w
-    waw = float(w @ aw)
-    x = w * (float(w @ b) / waw)
-    r = b - a_mat @ x
-    rel = float(np.linalg.norm(r)) / bnorm
-    if rel <= tol:
-        return x, 0, rel
-    z = precondition(r)
-    p = z - w * (float(aw @ z) / waw)
-    rz = float(r @ z)
-    for it in range(1, maxiter + 1):
-        ap = a_mat @ p
-        alpha = rz / float(p @ ap)
-        x += alpha * p
-        r -= alpha * ap
-        if float(np.linalg.norm(r)) <= tol * bnorm:
-            rel = float(np.linalg.norm(b - a_mat @ x)) / bnorm
-            if rel <= tol:
-                return x, it, rel
-        z = precondition(r)
-        rz_new = float(r @ z)
-        p = z + (rz_new / rz) * p - w * (float(aw @ z) / waw)
-        rz = rz_new
-    return x, maxiter, float(np.linalg.norm(b - a_mat @ x)) / bnorm
+    return pcg(a_mat, b, np.zeros_like(b), precondition, tol=tol, maxiter=maxiter, deflation=w)
 
 
 def _one(solver: Any, a: NDArray[np.float64], guess: NDArray[np.float64] | None) -> tuple[int, float, float]:

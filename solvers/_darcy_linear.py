@@ -115,7 +115,7 @@ def amg_hierarchy(a_mat: sp.csr_matrix, kind: str = "sa") -> MultilevelSolver:
     )
 
 
-def _pcg(
+def pcg(
     a_mat: sp.csr_matrix,
     b: NDArray[np.float64],
     x0: NDArray[np.float64],
@@ -123,16 +123,42 @@ def _pcg(
     *,
     tol: float,
     maxiter: int,
+    deflation: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], int, float]:
-    """Preconditioned CG; stops on the true relative residual."""
+    """Preconditioned CG for SPD ``A x = b``, optionally deflated by one vector ``w``.
+
+    Stops when the true relative residual ``||b - A x|| / ||b||`` is at most ``tol`` (checked
+    whenever the recurrence residual says so). With ``deflation=w`` (e.g. a surrogate's
+    prediction) the start is corrected along ``w`` so that ``r0`` is orthogonal to ``w``,
+    ``x0 <- x0 + w (w^T r0) / (w^T A w)``, and every search direction is kept A-orthogonal to
+    ``w``: ``p = z + beta p - w (w^T A z) / (w^T A w)``; the error component along ``w`` is
+    then removed once, at the start, instead of being reduced by the iteration.
+
+    Returns
+    -------
+    x, iterations, final relative residual.
+    """
     bnorm = float(np.linalg.norm(b))
     x = x0.copy()
     r = b - a_mat @ x
+    if deflation is None:
+        def project(z: NDArray[np.float64]) -> NDArray[np.float64]:
+            return z
+    else:
+        w = deflation
+        aw = a_mat @ w
+        waw = float(w @ aw)
+
+        def project(z: NDArray[np.float64]) -> NDArray[np.float64]:
+            return z - w * (float(aw @ z) / waw)
+
+        x += w * (float(w @ r) / waw)
+        r = b - a_mat @ x
     rel = float(np.linalg.norm(r)) / bnorm
     if rel <= tol:
         return x, 0, rel
     z = precondition(r)
-    p = z.copy()
+    p = project(z).copy()
     rz = float(r @ z)
     for it in range(1, maxiter + 1):
         ap = a_mat @ p
@@ -146,7 +172,7 @@ def _pcg(
                 return x, it, rel
         z = precondition(r)
         rz_new = float(r @ z)
-        p = z + (rz_new / rz) * p
+        p = project(z) + (rz_new / rz) * p
         rz = rz_new
     rel = float(np.linalg.norm(b - a_mat @ x)) / bnorm
     return x, maxiter, rel
@@ -199,11 +225,11 @@ def solve_linear(
         return x, 1, float(np.linalg.norm(b - a_mat @ x)) / bnorm
     if method == "cg":
         inv_diag = 1.0 / a_mat.diagonal()
-        return _pcg(a_mat, b, x0, lambda r: inv_diag * r, tol=tol, maxiter=maxiter)
+        return pcg(a_mat, b, x0, lambda r: inv_diag * r, tol=tol, maxiter=maxiter)
     if method == "gmg":
         assert grid_n is not None  # guaranteed by the callers
         ml = gmg_hierarchy(a_mat, grid_n)
     else:  # "amg" (the faster flavour by measurement), or "amg-sa" / "amg-rs" explicitly
         ml = amg_hierarchy(a_mat, AMG_KIND if method == "amg" else method.removeprefix("amg-"))
     m_op = ml.aspreconditioner(cycle="V")
-    return _pcg(a_mat, b, x0, m_op.matvec, tol=tol, maxiter=maxiter)
+    return pcg(a_mat, b, x0, m_op.matvec, tol=tol, maxiter=maxiter)
