@@ -33,7 +33,10 @@ from scipy import stats as _stats
 
 from .errors import InputError
 
-__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics"]
+__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics", "reference_from_dataset"]
+
+#: Training inputs used to fit a reference (the statistics converge long before this).
+MAX_REFERENCE_SAMPLES = 256
 
 OOD_QUANTILE = 0.999
 OFF_SET_LIMIT = 0.01
@@ -191,3 +194,31 @@ class OODReference:
                 )
             flagged = flagged | bad
         return score, flagged, "; ".join(parts)
+
+
+def reference_from_dataset(ds: Any, train_indices: Any, problem: str) -> OODReference | None:
+    """Fit an :class:`OODReference` on up to :data:`MAX_REFERENCE_SAMPLES` training inputs.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A Burgers (``u0``) or Darcy (``a``) dataset.
+    train_indices : sequence of int or None
+        Sample positions of the training split (None: all samples).
+    problem : str
+        ``"burgers"`` or ``"darcy"``; any other problem (e.g. the inverse task) has no
+        reference and gives None, as do fewer than 3 samples.
+    """
+    if problem not in STAT_NAMES:
+        return None
+    idx = np.asarray(train_indices if train_indices is not None else np.arange(ds.sizes["sample"]))
+    idx = idx[:MAX_REFERENCE_SAMPLES]
+    if len(idx) < 3:
+        return None
+    var = "u0" if problem == "burgers" else "a"
+    values = np.asarray(ds[var].isel(sample=idx).values, dtype=np.float64)
+    value_set: tuple[float, ...] = ()
+    if problem == "darcy":
+        distinct = np.unique(values)
+        value_set = tuple(float(v) for v in distinct) if distinct.size <= 8 else ()
+    return OODReference.fit(values, problem, value_set=value_set)

@@ -23,7 +23,7 @@ from scipy.ndimage import map_coordinates
 
 from solvers._contract import SolveReport, as_batch
 
-from ._surrogate_ood import OODReference
+from ._surrogate_ood import OODReference, reference_from_dataset
 from .errors import InputError, ShapeError
 
 __all__ = ["OODWarning", "Surrogate"]
@@ -364,21 +364,12 @@ def _load_operator(path: Path, device: torch.device) -> tuple[torch.nn.Module, d
 
 
 def _ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | None:
-    """Fit the OOD reference on up to 256 training inputs of the recorded dataset, if present."""
+    """Fit the OOD reference on the training inputs of the recorded dataset, if present."""
     path = _lookup(info, "dataset_path", "path", default=None)
     if not isinstance(path, str) or not Path(path).is_file():
         return None
     from .data import load_dataset
 
-    ds = load_dataset(path)
     split = _lookup(info, "splits", "split", default={})
     train = split.get("train") if isinstance(split, dict) else None
-    idx = np.asarray(train if train is not None else np.arange(ds.sizes["sample"]))[:256]
-    var = "u0" if problem == "burgers" else "a"
-    values = np.asarray(ds[var].isel(sample=idx).values, dtype=np.float64)
-    value_set: tuple[float, ...] = ()
-    if problem == "darcy":
-        value_set = tuple(float(v) for v in np.unique(values)[:8]) if np.unique(values).size <= 8 else ()
-    if len(values) < 3:
-        return None
-    return OODReference.fit(values, problem, value_set=value_set)
+    return reference_from_dataset(load_dataset(path), train, problem)

@@ -122,6 +122,7 @@ class TrainingData:
     output_normalizer: nn.Module | None
     dirichlet: bool
     provenance: dict[str, Any]
+    ood_reference: dict[str, Any] | None = None
 
 
 def check_problem(data: xr.Dataset, config: TrainConfig, *, preset: str | None = None) -> None:
@@ -227,4 +228,13 @@ def build_training_data(
         train=train, val=val, test=test, splits=splits, resolution=resolution,
         coarse_resolution=coarse, input_normalizer=in_norm, output_normalizer=out_norm,
         dirichlet=config.task == "darcy", provenance=provenance(ds, path),
+        ood_reference=_ood_reference(ds, splits["train"], config.task),
     )
+
+
+def _ood_reference(ds: xr.Dataset, train: np.ndarray, task: str) -> dict[str, Any] | None:
+    """The surrogate's out-of-distribution reference of the training inputs (run.json)."""
+    from .._surrogate_ood import reference_from_dataset
+
+    ref = reference_from_dataset(ds, train, task)
+    return None if ref is None else ref.to_dict()

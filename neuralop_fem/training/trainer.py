@@ -297,6 +297,7 @@ class Trainer:
                 "dirichlet": d.dirichlet,
             },
             "splits": {k: v.tolist() for k, v in d.splits.items()},
+            "ood_reference": d.ood_reference,
             "sample_counts": {k: int(v.size) for k, v in d.splits.items()},
             "device": str(self.device),
             "world_size": self.ctx.world_size,

@@ -11,7 +11,7 @@ import torch
 from neuralop_fem.data import load_dataset
 from neuralop_fem.errors import ConfigError
 from neuralop_fem.models import PRESETS
-from neuralop_fem.training import Trainer, TrainConfig, load_trained
+from neuralop_fem.training import Trainer, TrainConfig, load_trained, read_run_info
 
 from .conftest import TINY_BURGERS, TINY_DARCY, TINY_INVERSE
 
@@ -67,6 +67,29 @@ def test_global_target_normaliser_makes_training_scale_free(tmp_path, burgers_fi
     with torch.no_grad():
         out = model(torch.zeros(1, 128, 1))
     assert out.shape == (1, 128, 1) and torch.isfinite(out).all()
+
+
+def test_run_json_carries_the_ood_reference(tmp_path, darcy_file):
+    import shutil
+    import warnings
+
+    from neuralop_fem.surrogate import OODWarning, Surrogate
+
+    data = tmp_path / "copy.nc"
+    shutil.copy(darcy_file, data)
+    cfg = DARCY.replace(epochs=1)
+    Trainer(tmp_path / "run", data, model_config=_darcy_model(), config=cfg).fit()
+    ref = read_run_info(tmp_path / "run")["ood_reference"]
+    assert ref["problem"] == "darcy" and ref["n_train"] == cfg.n_train and len(ref["value_set"]) == 2
+    data.unlink()  # the surrogate no longer needs the training file for its OOD check
+    surrogate = Surrogate.load(tmp_path / "run")
+    assert surrogate.ood_reference is not None
+    a = np.asarray(load_dataset(darcy_file)["a"].values[:2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OODWarning)
+        surrogate.solve(a)  # training-like inputs: no warning
+    with pytest.warns(OODWarning, match="outside the training set"):
+        surrogate.solve(a * 1.7)
 
 
 def _state(run_dir):
