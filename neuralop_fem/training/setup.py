@@ -10,6 +10,7 @@ training split only.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,6 +206,8 @@ def build_training_data(
             out_norm = UnitGaussianNormalizer.fit(
                 train.stacked("target"), periodic=True, pointwise=False
             )
+        else:
+            _warn_small_targets(train)
         val = make_dataset(ds, config, indices=splits["val"], **make)
         test = make_dataset(ds, config, indices=splits["test"], **make)
     elif config.task == "darcy":
@@ -230,6 +233,23 @@ def build_training_data(
         dirichlet=config.task == "darcy", provenance=provenance(ds, path),
         ood_reference=_ood_reference(ds, splits["train"], config.task),
     )
+
+
+#: Burgers target/input RMS ratio below which training without a target normaliser is fragile.
+SMALL_TARGET_RATIO = 0.1
+
+
+def _warn_small_targets(train: Any) -> None:
+    """Warn when Burgers targets are much smaller than the inputs (docs/training.md)."""
+    rms_in = float(train.stacked("input").square().mean().sqrt())
+    rms_out = float(train.stacked("target").square().mean().sqrt())
+    if rms_in > 0 and rms_out < SMALL_TARGET_RATIO * rms_in:
+        msg = (
+            f"the training targets' RMS is {rms_out / rms_in:.3g} times the inputs' (below "
+            f"{SMALL_TARGET_RATIO}); without a target normaliser such runs can diverge (seen at "
+            "viscosity 0.1). Consider target_normalizer='global' (--set target_normalizer=global)."
+        )
+        warnings.warn(msg, UserWarning, stacklevel=3)
 
 
 def _ood_reference(ds: xr.Dataset, train: np.ndarray, task: str) -> dict[str, Any] | None:
