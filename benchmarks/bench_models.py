@@ -107,19 +107,10 @@ def run_case(case: dict) -> dict:
         step()  # warm-up
         times = _timed(step, case["iters"])
         peak = _rss_mib()
-        saved: dict[int, int] = {}  # storage address -> bytes (each storage counted once)
-
-        def pack(t: torch.Tensor) -> torch.Tensor:
-            storage = t.untyped_storage()
-            saved[storage.data_ptr()] = storage.nbytes()
-            return t
-
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            loss = layer(x, pos).square().mean()
-        del loss
+        saved_mib = _saved_mib(lambda: layer(x, pos).square().mean())
         return {**case, "best_s": min(times), "median_s": float(np.median(times)),
                 "peak_rss_mib": peak, "rss_increase_mib": peak - base,
-                "saved_for_backward_mib": sum(saved.values()) / 2**20,
+                "saved_for_backward_mib": saved_mib,
                 "calib_gflops": max(calib, _calibrate_gflops())}
 
     from neuralop_fem.models import build_model
@@ -299,9 +290,14 @@ def cpu(quick: bool) -> dict:
         cases = [("burgers-galerkin", 512, 8, 40), ("burgers-fourier", 512, 8, 10),
                  ("burgers-galerkin", 2048, 8, 8), ("darcy-galerkin", 141, 4, 6),
                  ("darcy-fourier", 141, 4, 2)]
+    return _run_cases("cpu", cases)
+
+
+def _run_cases(part: str, cases: list[tuple[str, int, int, int]]) -> dict:
+    """Each (preset, n, batch, iters) case in a fresh subprocess, with the reference figures."""
     rows = []
     for preset, n, b, iters in cases:
-        r = _subprocess({"part": "cpu", "preset": preset, "n": n, "batch": b,
+        r = _subprocess({"part": part, "preset": preset, "n": n, "batch": b,
                          "iters": iters, "threads": 1})
         r["reference"] = REFERENCE.get((preset, n, b))
         rows.append(r)
@@ -314,13 +310,7 @@ def versus_reference(quick: bool) -> dict:
     else:
         cases = [("burgers-galerkin", 512, 8, 60), ("burgers-galerkin", 2048, 8, 16),
                  ("darcy-galerkin", 141, 4, 10), ("burgers-fourier", 512, 8, 20)]
-    rows = []
-    for preset, n, b, iters in cases:
-        r = _subprocess({"part": "vs-reference", "preset": preset, "n": n, "batch": b,
-                         "iters": iters, "threads": 1})
-        r["reference"] = REFERENCE.get((preset, n, b))
-        rows.append(r)
-    return {"rows": rows}
+    return _run_cases("vs-reference", cases)
 
 
 def _markdown_versus_reference(res: dict, hw: dict) -> str:
