@@ -33,7 +33,8 @@ from scipy import stats as _stats
 
 from .errors import InputError
 
-__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics", "reference_from_dataset"]
+__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics", "reference_from_dataset",
+           "reference_from_inputs"]
 
 #: Training inputs used to fit a reference (the statistics converge long before this).
 MAX_REFERENCE_SAMPLES = 256
@@ -196,8 +197,30 @@ class OODReference:
         return score, flagged, "; ".join(parts)
 
 
+def reference_from_inputs(inputs: NDArray[np.float64], problem: str) -> OODReference | None:
+    """Fit an :class:`OODReference` on the first :data:`MAX_REFERENCE_SAMPLES` training inputs.
+
+    Parameters
+    ----------
+    inputs : (n_samples, n) or (n_samples, n, n) array
+        Burgers ``u0`` or Darcy ``a`` at any resolution (the statistics do not depend on it).
+    problem : str
+        ``"burgers"`` or ``"darcy"``; any other problem (e.g. the inverse task) has no
+        reference and gives None, as do fewer than 3 samples. For Darcy the distinct values
+        (at most 8) become the reference's value set.
+    """
+    if problem not in STAT_NAMES or len(inputs) < 3:
+        return None
+    values = np.asarray(inputs[:MAX_REFERENCE_SAMPLES], dtype=np.float64)
+    value_set: tuple[float, ...] = ()
+    if problem == "darcy":
+        distinct = np.unique(values)
+        value_set = tuple(float(v) for v in distinct) if distinct.size <= 8 else ()
+    return OODReference.fit(values, problem, value_set=value_set)
+
+
 def reference_from_dataset(ds: Any, train_indices: Any, problem: str) -> OODReference | None:
-    """Fit an :class:`OODReference` on up to :data:`MAX_REFERENCE_SAMPLES` training inputs.
+    """:func:`reference_from_inputs` on the training inputs of a dataset.
 
     Parameters
     ----------
@@ -206,19 +229,10 @@ def reference_from_dataset(ds: Any, train_indices: Any, problem: str) -> OODRefe
     train_indices : sequence of int or None
         Sample positions of the training split (None: all samples).
     problem : str
-        ``"burgers"`` or ``"darcy"``; any other problem (e.g. the inverse task) has no
-        reference and gives None, as do fewer than 3 samples.
+        As in :func:`reference_from_inputs`.
     """
     if problem not in STAT_NAMES:
         return None
     idx = np.asarray(train_indices if train_indices is not None else np.arange(ds.sizes["sample"]))
-    idx = idx[:MAX_REFERENCE_SAMPLES]
-    if len(idx) < 3:
-        return None
     var = "u0" if problem == "burgers" else "a"
-    values = np.asarray(ds[var].isel(sample=idx).values, dtype=np.float64)
-    value_set: tuple[float, ...] = ()
-    if problem == "darcy":
-        distinct = np.unique(values)
-        value_set = tuple(float(v) for v in distinct) if distinct.size <= 8 else ()
-    return OODReference.fit(values, problem, value_set=value_set)
+    return reference_from_inputs(ds[var].isel(sample=idx[:MAX_REFERENCE_SAMPLES]).values, problem)

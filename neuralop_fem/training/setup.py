@@ -231,7 +231,7 @@ def build_training_data(
         train=train, val=val, test=test, splits=splits, resolution=resolution,
         coarse_resolution=coarse, input_normalizer=in_norm, output_normalizer=out_norm,
         dirichlet=config.task == "darcy", provenance=provenance(ds, path),
-        ood_reference=_ood_reference(ds, splits["train"], config.task),
+        ood_reference=_ood_reference(train, config.task),
     )
 
 
@@ -252,9 +252,12 @@ def _warn_small_targets(train: Any) -> None:
         warnings.warn(msg, UserWarning, stacklevel=3)
 
 
-def _ood_reference(ds: xr.Dataset, train: np.ndarray, task: str) -> dict[str, Any] | None:
-    """The surrogate's out-of-distribution reference of the training inputs (run.json)."""
-    from .._surrogate_ood import reference_from_dataset
+def _ood_reference(train: Any, task: str) -> dict[str, Any] | None:
+    """The surrogate's out-of-distribution reference of the (already loaded) training inputs,
+    stored in run.json; None for the inverse task."""
+    from .._surrogate_ood import STAT_NAMES, reference_from_inputs
 
-    ref = reference_from_dataset(ds, train, task)
+    if task not in STAT_NAMES:
+        return None
+    ref = reference_from_inputs(train.stacked("input")[..., 0].numpy(), task)
     return None if ref is None else ref.to_dict()
