@@ -26,9 +26,9 @@ from pathlib import Path
 
 
 from neuralop_fem import __version__
-from neuralop_fem.data._generate_run import solve_chunk
-from neuralop_fem.data._generate_store import chunk_bounds
-from neuralop_fem.data.generate import DEFAULT_CHUNK_SIZE, config_class, generate
+from neuralop_fem.data.generation import DEFAULT_CHUNK_SIZE, config_class, generate
+from neuralop_fem.data.generation.executors import solve_chunk
+from neuralop_fem.data.generation.store import chunk_bounds
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from neuralop_fem.surrogate import resample_nodes
-from neuralop_fem.warmstart import VARIANTS, measure_warm_start
+from neuralop_fem.surrogate.warmstart import VARIANTS, measure_warm_start
 from solvers.darcy import DarcyFDSolver
 from solvers.grf import NeumannGRF, threshold
 

@@ -84,7 +84,7 @@ def _suffix(preset: str) -> str:
 
 def _data_file(args: argparse.Namespace, task: str) -> Path:
     from neuralop_fem import generate
-    from neuralop_fem.data.generate import BurgersDataConfig
+    from neuralop_fem.data import BurgersDataConfig
 
     args.data_dir.mkdir(parents=True, exist_ok=True)
     if task == "burgers":
@@ -138,7 +138,8 @@ def _model_config(args: argparse.Namespace, preset: str) -> Any:
 
 def _run_one(args: argparse.Namespace, preset: str) -> dict[str, Any]:
     from neuralop_fem.errors import ConfigError
-    from neuralop_fem.training import Trainer, evaluate_run, read_run_info
+    from neuralop_fem.evaluation import evaluate_run
+    from neuralop_fem.training import Trainer, read_run_info
 
     train_cfg = _train_config(args, preset)
     data = _data_file(args, train_cfg.task)
@@ -272,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs-dir", dest="runs_dir", type=Path)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    for name in ("neuralop_fem.training.trainer", "neuralop_fem.data.generate"):
+    for name in ("neuralop_fem.training.trainer", "neuralop_fem.data.generation"):
         logging.getLogger(name).setLevel(logging.INFO)
     sub = "reproduction_quick" if args.quick else "reproduction"
     args.data_dir = args.data_dir or HERE.parent / "data" / sub  # /data/ and /runs/ are ignored

@@ -6,6 +6,8 @@ numpy, scipy and scikit-fem only: importing :mod:`solvers` never imports torch.
 - :mod:`solvers.burgers`: :class:`BurgersSpectralSolver` (ETDRK4), :class:`BurgersFDSolver`
 - :mod:`solvers.darcy`: :class:`DarcyFDSolver` (5-point), :class:`DarcyFEMSolver` (P1/Q1, scikit-fem)
 - :mod:`solvers.exact`: Cole-Hopf Burgers and manufactured Darcy solutions
+- :mod:`solvers.contract`: the solver contract (:class:`Solver`, :class:`SolveReport`, batch helpers)
+- :mod:`solvers.problems`: the problem registry (:func:`get_problem`)
 
 Every solver follows one contract: ``.solve(inputs, *, initial_guess=None)`` takes numpy or
 xarray input with a leading ``sample`` dimension (or one sample) and returns the same form;
@@ -14,11 +16,12 @@ xarray input with a leading ``sample`` dimension (or one sample) and returns the
 
 from __future__ import annotations
 
-from ._contract import SolveReport
+from .contract import SolveReport, Solver
 from .burgers import BurgersFDSolver, BurgersSpectralSolver
 from .darcy import DarcyFDSolver, DarcyFEMSolver
 from .errors import ConvergenceError, InputError, NeuralopFemError, ShapeError
 from .grf import NeumannGRF, PeriodicGRF, sample_seeds, threshold
+from .problems import PROBLEMS, Problem, get_problem
 
 __all__ = [
     "BurgersFDSolver",
@@ -29,9 +32,13 @@ __all__ = [
     "InputError",
     "NeumannGRF",
     "NeuralopFemError",
+    "PROBLEMS",
     "PeriodicGRF",
-    "SolveReport",
+    "Problem",
     "ShapeError",
+    "SolveReport",
+    "Solver",
+    "get_problem",
     "sample_seeds",
     "threshold",
 ]

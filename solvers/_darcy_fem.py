@@ -86,6 +86,11 @@ class GridFEM:
         interior = np.arange(n * n).reshape(n, n)[1:-1, 1:-1].ravel()
         self.interior_dofs = dof_of_grid[interior]
 
+    def stiffness(self, a: NDArray[np.float64]) -> sp.csr_matrix:
+        """The full stiffness matrix (scikit-fem dof order, boundary included) for ``a`` (n, n)."""
+        basis = self.basis
+        return _diffusion.assemble(basis, a=basis.interpolate(a.ravel()[self.grid_of_dof]))
+
     def assemble(
         self, a: NDArray[np.float64], f: float | NDArray[np.float64]
     ) -> tuple[sp.csr_matrix, NDArray[np.float64]]:
@@ -99,8 +104,7 @@ class GridFEM:
             Constant forcing, or nodal forcing values (interpolated).
         """
         basis = self.basis
-        a_h = basis.interpolate(a.ravel()[self.grid_of_dof])
-        k_mat = _diffusion.assemble(basis, a=a_h)
+        k_mat = self.stiffness(a)
         f_h = f if np.isscalar(f) else basis.interpolate(np.asarray(f).ravel()[self.grid_of_dof])
         load = _load.assemble(basis, f=f_h)
         idx = self.interior_dofs

@@ -33,6 +33,8 @@ from numpy.typing import NDArray
 from pyamg.multilevel import MultilevelSolver
 from pyamg.relaxation.smoothing import change_smoothers
 
+from .errors import InputError
+
 __all__ = ["LINEAR_SOLVERS", "solve_linear"]
 
 LINEAR_SOLVERS = ("gmg", "amg", "cg", "direct")
@@ -187,6 +189,7 @@ def solve_linear(
     maxiter: int,
     x0: NDArray[np.float64] | None = None,
     grid_n: int | None = None,
+    deflation: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], int, float]:
     """Solve ``A x = b`` to relative residual ``tol``.
 
@@ -204,6 +207,9 @@ def solve_linear(
     grid_n
         Node-grid size when the unknowns are the interior of an ``n x n`` grid in x-major
         order; required by ``"gmg"``.
+    deflation : (N,) array or None
+        Deflation vector ``w`` of the Krylov methods (e.g. a surrogate prediction; see
+        :func:`pcg`); not allowed with ``"direct"``.
 
     Returns
     -------
@@ -217,6 +223,9 @@ def solve_linear(
         return np.zeros_like(b), 0, 0.0
     x0 = np.zeros_like(b) if x0 is None else np.asarray(x0, dtype=np.float64)
     if method == "direct":
+        if deflation is not None:
+            msg = "`deflation` applies to the Krylov solvers, not to 'direct'."
+            raise InputError(msg)
         bnorm = float(np.linalg.norm(b))
         rel0 = float(np.linalg.norm(b - a_mat @ x0)) / bnorm
         if rel0 <= tol:
@@ -225,11 +234,12 @@ def solve_linear(
         return x, 1, float(np.linalg.norm(b - a_mat @ x)) / bnorm
     if method == "cg":
         inv_diag = 1.0 / a_mat.diagonal()
-        return pcg(a_mat, b, x0, lambda r: inv_diag * r, tol=tol, maxiter=maxiter)
+        return pcg(a_mat, b, x0, lambda r: inv_diag * r, tol=tol, maxiter=maxiter,
+                   deflation=deflation)
     if method == "gmg":
         assert grid_n is not None  # guaranteed by the callers
         ml = gmg_hierarchy(a_mat, grid_n)
     else:  # "amg" (the faster flavour by measurement), or "amg-sa" / "amg-rs" explicitly
         ml = amg_hierarchy(a_mat, AMG_KIND if method == "amg" else method.removeprefix("amg-"))
     m_op = ml.aspreconditioner(cycle="V")
-    return pcg(a_mat, b, x0, m_op.matvec, tol=tol, maxiter=maxiter)
+    return pcg(a_mat, b, x0, m_op.matvec, tol=tol, maxiter=maxiter, deflation=deflation)

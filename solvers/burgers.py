@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from . import _burgers_fd, _burgers_spectral
-from ._contract import SolveReport, as_batch, check_positive
+from .contract import SolveReport, as_batch, check_positive
 from .errors import InputError
 
 __all__ = ["BurgersFDSolver", "BurgersSpectralSolver"]
@@ -61,6 +61,7 @@ def _check_optional_positive(obj: Any, name: str) -> None:
 class _BurgersBase:
     """Contract plumbing shared by both solvers (input checks, output form, report)."""
 
+    problem: ClassVar[str] = "burgers"
     viscosity: float
     final_time: float
     output_times: tuple[float, ...] | None

@@ -31,19 +31,57 @@ import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import skfem
 from numpy.typing import ArrayLike, NDArray
 
-from ._contract import Batch, SolveReport, as_batch, check_finite
+from .contract import Batch, SolveReport, as_batch, check_finite
 from ._darcy_fd import AVERAGINGS, assemble_fd
 from ._darcy_fem import ELEMENTS, assemble_mesh, element_for, grid_fem
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
 from .errors import ConvergenceError, InputError, ShapeError
 
-__all__ = ["AVERAGINGS", "ELEMENTS", "LINEAR_SOLVERS", "DarcyFDSolver", "DarcyFEMSolver"]
+__all__ = [
+    "AVERAGINGS",
+    "ELEMENTS",
+    "LINEAR_SOLVERS",
+    "DarcyFDSolver",
+    "DarcyFEMSolver",
+    "energy_norm",
+]
+
+
+def energy_norm(a: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
+    """The energy norm ``sqrt(v^T K(a) v)`` of nodal fields, one value per sample.
+
+    ``K(a)`` is the P1 stiffness matrix of ``int a grad(v) . grad(w) dx`` on the node-grid
+    triangulation (each grid square split into two triangles, the nodal coefficient
+    interpolated), boundary nodes included, assembled with scikit-fem.
+
+    Parameters
+    ----------
+    a, v : (n_samples, n, n) arrays
+        Nodal coefficient (> 0) and fields on the ``n x n`` node grid ``x_i = i/(n-1)``.
+
+    Returns
+    -------
+    (n_samples,) array.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    if a.ndim != 3 or a.shape != v.shape or a.shape[1] != a.shape[2]:
+        msg = (f"`a` and `v` must have the same shape (n_samples, n, n); got {a.shape} and "
+               f"{v.shape}.")
+        raise ShapeError(msg)
+    fem = grid_fem(a.shape[-1], "P1")
+    out = np.empty(len(a))
+    for s in range(len(a)):
+        k_mat = fem.stiffness(a[s])
+        e = v[s].ravel()[fem.grid_of_dof]
+        out[s] = np.sqrt(max(float(e @ (k_mat @ e)), 0.0))
+    return out
 
 
 def _check_choice(value: str, *, name: str, valid: tuple[str, ...]) -> None:
@@ -100,6 +138,7 @@ def _maxiter(solver: Any, n_unknowns: int) -> int:
 class _DarcyGridSolver:
     """The solver contract on the node grid, shared by the FD and FEM solvers."""
 
+    problem: ClassVar[str] = "darcy"
     forcing: float
     linear_solver: str
     tol: float
@@ -213,6 +252,32 @@ class _DarcyGridSolver:
         """
         a = _coefficient_batch(inputs).values
         return [sys for _, chunk, _ in self._systems(a, self.forcing) for sys in chunk]
+
+    def solve_system(
+        self,
+        a_mat: Any,
+        b: NDArray[np.float64],
+        *,
+        n: int,
+        x0: NDArray[np.float64] | None = None,
+        deflation: NDArray[np.float64] | None = None,
+    ) -> tuple[NDArray[np.float64], int, float]:
+        """Solve one system of :meth:`systems` exactly as :meth:`solve` does.
+
+        Same linear solver, preconditioner, tolerance, iteration cap and BLAS thread limit;
+        optionally from ``x0`` and deflated by ``deflation`` (both interior vectors of length
+        ``(n-2)^2``; see :func:`solvers._darcy_linear.pcg`). Used to compare starts (zero,
+        warm, projected, deflated) with equal overheads.
+
+        Returns
+        -------
+        x, iterations, final relative residual ``||b - A x|| / ||b||`` (not checked).
+        """
+        with _blas_limit(self.blas_threads):
+            return solve_linear(
+                a_mat, b, method=self.linear_solver, tol=self.tol,
+                maxiter=_maxiter(self, (n - 2) ** 2), x0=x0, grid_n=n, deflation=deflation,
+            )
 
     def _systems(self, a: NDArray[np.float64], f: Any) -> Any:  # pragma: no cover
         raise NotImplementedError

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._contract import check_finite, check_positive
+from .contract import check_finite, check_positive
 from .errors import InputError, ShapeError
 
 __all__ = [

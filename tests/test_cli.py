@@ -119,7 +119,7 @@ def test_parameters_differing_from_a_partial_run(tmp_path, capsys):
     out = tmp_path / "d.nc"
     partial = out.with_name("d.nc.partial")
     partial.mkdir()
-    from neuralop_fem.data._generate_store import PartialRun
+    from neuralop_fem.data.generation.store import PartialRun
 
     # A manifest as left by `--samples 5 --seed 5 ...` when it was killed.
     assert _gen(tmp_path, name="ref.nc") == 0

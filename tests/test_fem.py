@@ -7,7 +7,7 @@ import pytest
 import skfem
 
 from neuralop_fem.errors import InputError, ShapeError
-from neuralop_fem.fem import (
+from neuralop_fem.surrogate.mesh import (
     coefficient_to_grid,
     compare_on_mesh,
     export_fields,

@@ -12,7 +12,7 @@ import xarray as xr
 from neuralop_fem.data import load_dataset
 from neuralop_fem.errors import InputError, ShapeError
 from neuralop_fem.surrogate import OODWarning, Surrogate, resample_nodes, resample_periodic
-from neuralop_fem.warmstart import relative_residual
+from neuralop_fem.surrogate.warmstart import relative_residual
 from tests._surrogate_fixtures import burgers_run, darcy_run
 
 

@@ -9,7 +9,7 @@ import pytest
 import xarray as xr
 
 from neuralop_fem.errors import ConvergenceError, InputError
-from neuralop_fem.warmstart import (
+from neuralop_fem.surrogate.warmstart import (
     SurrogatePolicy,
     deflated_pcg,
     discrete_systems,

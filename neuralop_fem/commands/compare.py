@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._compare_run import compare_run
+    from ..evaluation import compare_run
 
     result = compare_run(
         args.run_dir, data=args.data, out=args.out, indices=args.indices, solver=args.solver,

@@ -105,7 +105,7 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
     from ..models import PRESETS
     from ..training.config import TrainConfig
     from ..training.trainer import Trainer
-    from .._compare_run import compare_run
+    from ..evaluation import compare_run
 
     s = QUICK if quick else FULL
     out.mkdir(parents=True, exist_ok=True)

@@ -67,7 +67,7 @@ def _table(result: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem evaluate``; return the exit status."""
-    from ..training import evaluate_run
+    from ..evaluation import evaluate_run
 
     result = evaluate_run(args.run_dir, args.data, resolution=args.resolution,
                           indices=args.indices, batch_size=args.batch_size, device=args.device)

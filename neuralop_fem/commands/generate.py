@@ -1,8 +1,8 @@
 """``neuralop-fem generate burgers|darcy``: generate a dataset file.
 
 Every physical and numerical option maps 1:1 onto a field of
-:class:`~neuralop_fem.data.generate.BurgersDataConfig` or
-:class:`~neuralop_fem.data.generate.DarcyDataConfig` (``--final-time`` -> ``final_time``);
+:class:`~neuralop_fem.data.BurgersDataConfig` or
+:class:`~neuralop_fem.data.DarcyDataConfig` (``--final-time`` -> ``final_time``);
 the defaults reproduce the benchmark datasets. With ``--append M`` the options left out
 are taken from the file; the ones given must match it.
 """
@@ -141,8 +141,7 @@ def _build_config(args: argparse.Namespace, base: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem generate``; return the exit status."""
-    from ..data.generate import generate, read_generation_settings
-    from ..data._generate_config import config_class
+    from ..data.generation import config_class, generate, read_generation_settings
     from ..errors import DatasetError
 
     problem = args.problem
@@ -155,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         if type(base) is not config_class(problem):
             base = config_class(problem)()
     config = _build_config(args, base)
-    log = logging.getLogger("neuralop_fem.data.generate")
+    log = logging.getLogger("neuralop_fem.data.generation")
     if log.level == logging.NOTSET:
         log.setLevel(logging.INFO)  # progress lines (off a terminal) and resume notices
     append = args.append is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .generate import BurgersDataConfig, DarcyDataConfig, generate
+from .generation import BurgersDataConfig, DarcyDataConfig, generate
 from .io import load_dataset, save_dataset
 from .matlab import import_mat, read_mat
 from .schema import burgers_dataset, darcy_dataset, validate

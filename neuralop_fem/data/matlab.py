@@ -22,7 +22,6 @@ global attributes ``dataset_seed = -1`` and ``diagnostics_known = 0``.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ import xarray as xr
 
 from ..errors import DatasetError, InputError
 from . import schema as S
+from .provenance import ATTR, import_record
 
 __all__ = ["LEGACY_KEYS", "import_mat", "read_mat"]
 
@@ -148,7 +148,6 @@ def read_mat(path: str | os.PathLike[str], *, problem: str) -> xr.Dataset:
         first = first.astype(second.dtype)
     n_samples = first.shape[0]
     layout = "MATLAB v7.3 (HDF5)" if hdf5 else "MATLAB v5"
-    config = {"problem": problem, "source_file": path.name, "format": layout, "keys": list(keys)}
     attrs: dict[str, Any] = {
         "title": f"neuralop_fem {problem} dataset imported from {path.name}",
         "source": f"imported from {path.name}",
@@ -156,7 +155,8 @@ def read_mat(path: str | os.PathLike[str], *, problem: str) -> xr.Dataset:
         "diagnostics_known": 0,
         "legacy_format": layout,
         "legacy_keys": ",".join(found),
-        "config_json": json.dumps(config, sort_keys=True),
+        ATTR: import_record(problem=problem, source_file=path.name, layout=layout,
+                            keys=list(keys)),
     }
     diagnostics = {
         "seed": np.full(n_samples, S.SEED_UNKNOWN, dtype=np.uint64),

@@ -21,7 +21,6 @@ Both, per sample: ``seed`` (uint64), ``iterations`` (int64), ``residual`` (float
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -31,6 +30,7 @@ import xarray as xr
 
 from .._version import __version__
 from ..errors import DatasetError
+from .provenance import ATTR, default_record
 
 __all__ = [
     "A",
@@ -227,9 +227,9 @@ def netcdf_attrs(mapping: Mapping[str, Any]) -> dict[str, Any]:
 
 def _global_attrs(problem: str, attrs: Mapping[str, Any], dtype: np.dtype) -> dict[str, Any]:
     plain = netcdf_attrs(attrs)
-    config_json = plain.pop("config_json", None)
+    config_json = plain.pop(ATTR, None)
     if config_json is None:
-        config_json = json.dumps(dict(attrs), sort_keys=True, default=str)
+        config_json = default_record(attrs)
     out: dict[str, Any] = {
         "Conventions": CONVENTIONS,
         "title": f"neuralop_fem {problem} dataset",
@@ -242,7 +242,7 @@ def _global_attrs(problem: str, attrs: Mapping[str, Any], dtype: np.dtype) -> di
     out.update(plain)
     out["problem"] = problem
     out["neuralop_fem_schema_version"] = SCHEMA_VERSION
-    out["config_json"] = config_json
+    out[ATTR] = config_json
     return out
 
 

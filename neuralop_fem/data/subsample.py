@@ -5,7 +5,8 @@ Grids
 * periodic 1D (Burgers): ``x_i = i/n``; resolution ``n`` is reachable from ``n_full`` by striding
   when ``n_full % n == 0`` (stride ``n_full // n``), e.g. 8192 -> 2048 -> 512.
 * node grid (Darcy): ``x_i = i/(n-1)`` incl. both ends; reachable when
-  ``(n_full - 1) % (n - 1) == 0`` (stride ``(n_full - 1) // (n - 1)``), e.g. 421 -> 211 -> 141 -> 85.
+  ``(n_full - 1) % (n - 1) == 0`` (stride ``(n_full - 1) // (n - 1)``),
+  e.g. 421 -> 211 -> 141 -> 85.
 
 Derivatives are computed on the full-resolution data and then subsampled:
 
@@ -22,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from solvers.problems import Problem, get_problem
+
 from ..errors import InputError
 
 __all__ = [
@@ -33,15 +36,17 @@ __all__ = [
 ]
 
 
+def _problem(periodic: bool) -> Problem:
+    return get_problem("burgers" if periodic else "darcy")
+
+
 def reachable_resolutions(n_full: int, *, periodic: bool) -> list[int]:
     """Resolutions reachable from ``n_full`` by strided subsampling, ascending.
 
-    Periodic grid: the divisors of ``n_full``; node grid: ``n`` with ``(n_full-1) % (n-1) == 0``
-    (``n >= 2``).
+    The rule of the grid (:meth:`solvers.problems.Problem.reachable`): periodic grid, the
+    divisors of ``n_full``; node grid, ``n`` with ``(n_full-1) % (n-1) == 0`` (``n >= 2``).
     """
-    if periodic:
-        return [n for n in range(1, n_full + 1) if n_full % n == 0]
-    return [n for n in range(2, n_full + 1) if (n_full - 1) % (n - 1) == 0]
+    return _problem(periodic).reachable(n_full)
 
 
 def subsample_stride(n_full: int, n: int, *, periodic: bool) -> int:
@@ -52,15 +57,7 @@ def subsample_stride(n_full: int, n: int, *, periodic: bool) -> int:
     InputError
         If ``n`` is not reachable; the message lists the reachable resolutions.
     """
-    reachable = reachable_resolutions(n_full, periodic=periodic)
-    if n not in reachable:
-        rule = "n_full % n == 0" if periodic else "(n_full - 1) % (n - 1) == 0"
-        msg = (
-            f"`resolution` must be reachable from {n_full} by strided subsampling ({rule}): one of "
-            f"{reachable}; got {n}."
-        )
-        raise InputError(msg)
-    return n_full // n if periodic else (n_full - 1) // (n - 1)
+    return _problem(periodic).stride(n_full, n)
 
 
 def periodic_derivative(u: NDArray[np.floating], *, h: float) -> NDArray[np.floating]:

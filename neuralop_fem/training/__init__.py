@@ -1,17 +1,18 @@
-"""Training of the operator learners: losses, configuration, trainer, checkpoints, evaluation.
+"""Training of the operator learners: losses, configuration, trainer, checkpoints.
 
 Public names: :class:`TrainConfig` and :data:`TRAIN_PRESETS` (the paper's settings per preset),
 :class:`Trainer` (one resumable, optionally distributed run in a run directory),
-:func:`load_trained` (the selected model of a run), :func:`evaluate_run` (per-sample relative
-L2 / H1 errors at any reachable resolution) and the losses of :mod:`.losses`. See
-``docs/training.md``.
+:func:`load_trained` (the selected model of a run) and the losses of :mod:`.losses`. See
+``docs/training.md``. The evaluation of a finished run lives in :mod:`neuralop_fem.evaluation`
+(:func:`~neuralop_fem.evaluation.evaluate_run`); it is also reachable here under its old name.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from .checkpoint import load_trained, read_run_info
 from .config import TASKS, TRAIN_PRESETS, TrainConfig, training_preset
-from .evaluate import evaluate_run, summarize
 from .losses import operator_loss, relative_h1_error, relative_l2_error
 from .setup import split_indices
 from .trainer import Trainer
@@ -31,3 +32,14 @@ __all__ = [
     "summarize",
     "training_preset",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # evaluate_run and summarize moved to neuralop_fem.evaluation (which imports this package,
+    # so they are re-exported on first use, not at import).
+    if name in ("evaluate_run", "summarize"):
+        from .. import evaluation
+
+        return getattr(evaluation, name)
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -255,7 +255,7 @@ def _warn_small_targets(train: Any) -> None:
 def _ood_reference(train: Any, task: str) -> dict[str, Any] | None:
     """The surrogate's out-of-distribution reference of the (already loaded) training inputs,
     stored in run.json; None for the inverse task."""
-    from .._surrogate_ood import STAT_NAMES, reference_from_inputs
+    from ..data.ood import STAT_NAMES, reference_from_inputs
 
     if task not in STAT_NAMES:
         return None

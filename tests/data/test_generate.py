@@ -7,14 +7,14 @@ import json
 import numpy as np
 import pytest
 
-from neuralop_fem.data import _generate_run
-from neuralop_fem.data.generate import (
+from neuralop_fem.data.generation import executors as _generate_run
+from neuralop_fem.data.generation import (
     BurgersDataConfig,
     DarcyDataConfig,
     generate,
     read_generation_settings,
 )
-from neuralop_fem.data._generate_store import PartialRun, chunk_bounds, partial_dir
+from neuralop_fem.data.generation.store import PartialRun, chunk_bounds, partial_dir
 from neuralop_fem.data.io import load_dataset
 from neuralop_fem.errors import ConfigError, DatasetError
 
@@ -175,7 +175,7 @@ def _raise_interrupt(*args):
 
 
 def test_killed_after_the_final_rename_finishes_cleanup(tmp_path, monkeypatch):
-    import neuralop_fem.data._generate_store as store
+    import neuralop_fem.data.generation.store as store
 
     monkeypatch.setattr(store.shutil, "rmtree", _raise_interrupt)  # only the final cleanup calls it
     with pytest.raises(KeyboardInterrupt):

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .compare import compare
-from .errors import InputError
+from ..errors import InputError
+from ..surrogate import Surrogate
+from .comparison import compare
 from .report import write_report
-from .surrogate import Surrogate
 
 __all__ = ["compare_run", "reference_solver"]
 
@@ -54,11 +54,11 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
 
     Returns
     -------
-    dict from :func:`~neuralop_fem.report.write_report` plus ``"dataset"`` (the comparison).
+    dict from :func:`~neuralop_fem.evaluation.report.write_report` plus ``"dataset"`` (the comparison).
     """
-    from .data import load_dataset
-    from .data.subsample import subsample_stride
-    from .training.evaluate import parse_indices
+    from ..data import load_dataset
+    from ..data.subsample import subsample_stride
+    from .run_evaluation import parse_indices
 
     sur = Surrogate.load(run_dir, device=device)
     ds = load_dataset(data)

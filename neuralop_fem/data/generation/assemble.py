@@ -8,7 +8,6 @@ dataset size.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,10 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from . import schema as S
-from ._generate_store import PartialRun, chunk_bounds
-from .io import load_dataset, save_dataset
+from .. import schema as S
+from .store import PartialRun, chunk_bounds
+from ..io import load_dataset, save_dataset
+from ..provenance import ATTR, generation_record
 
 __all__ = ["assemble"]
 
@@ -47,21 +47,18 @@ def _file_attrs(manifest: dict[str, Any], source: str) -> dict[str, Any]:
     plain = {k: v for k, v in settings.items() if k != "problem"}
     if plain.get("output_times") is None:
         plain.pop("output_times", None)
-    stored = {
-        "settings": settings,
-        "n_samples": manifest["stop"],
-        "chunk_size": manifest["chunk_size"],
-        "solver_class": manifest["solver_class"],
-        "solver_config": manifest["solver_config"],
-        "neuralop_fem_version": manifest["neuralop_fem_version"],
-    }
+    record = generation_record(
+        settings=settings, n_samples=manifest["stop"], chunk_size=manifest["chunk_size"],
+        solver_class=manifest["solver_class"], solver_config=manifest["solver_config"],
+        version=manifest["neuralop_fem_version"],
+    )
     return {
         **plain,
         "source": source,
         "solver_class": manifest["solver_class"],
         "solver_config": manifest["solver_config"],
         "chunk_size": manifest["chunk_size"],
-        "config_json": json.dumps(stored, sort_keys=True),
+        ATTR: record,
     }
 
 

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -23,17 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from .._version import __version__
-from ..errors import ConfigError, DatasetError
-from ._generate_assemble import assemble
-from ._generate_config import (
+from ..._version import __version__
+from ...errors import ConfigError, DatasetError
+from ..provenance import ATTR, generation_settings
+from .assemble import assemble
+from .config import (
     BurgersDataConfig,
     DarcyDataConfig,
     DataConfig,
     config_class,
 )
-from ._generate_run import Progress, run_chunks
-from ._generate_store import PartialRun, chunk_bounds, partial_dir
+from .executors import Progress, run_chunks
+from .store import PartialRun, chunk_bounds, partial_dir
 
 __all__ = [
     "BENCHMARK_RESOLUTION",
@@ -44,7 +44,7 @@ __all__ = [
     "read_generation_settings",
 ]
 
-_log = logging.getLogger("neuralop_fem.data.generate")
+_log = logging.getLogger("neuralop_fem.data.generation")
 
 #: Grid of the benchmark datasets; coarser data are strided subsamples of these.
 BENCHMARK_RESOLUTION: dict[str, int] = {"burgers": 8192, "darcy": 421}
@@ -97,20 +97,19 @@ def read_generation_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     DatasetError
         If the file is not a dataset written by :func:`generate`.
     """
-    from .io import load_dataset
+    from ..io import load_dataset
 
     path = Path(path)
     with load_dataset(path) as ds:
         attrs = dict(ds.attrs)
         n_samples = int(ds.sizes["sample"])
         samples = np.asarray(ds["sample"].values)
-    try:
-        stored = json.loads(attrs["config_json"])
-        settings = dict(stored["settings"])
-    except (KeyError, TypeError, ValueError):
+    stored = generation_settings(attrs, source=str(path))
+    if stored is None:
         msg = (f"{path}: was not written by `neuralop_fem generate` (no generation settings in "
-               "`config_json`); it cannot be appended to.")
-        raise DatasetError(msg) from None
+               f"`{ATTR}`); it cannot be appended to.")
+        raise DatasetError(msg)
+    settings = dict(stored["settings"])
     if not np.array_equal(samples, np.arange(n_samples)):
         msg = f"{path}: sample indices must be 0..{n_samples - 1} to append; got others."
         raise DatasetError(msg)
@@ -206,7 +205,7 @@ def generate(
         Samples per chunk (one solver call and one unit of resumption); default 16 (Burgers)
         or 4 (Darcy). Part of the settings of an unfinished run.
     progress
-        True: tqdm bar; False: log lines (logger ``neuralop_fem.data.generate``, INFO);
+        True: tqdm bar; False: log lines (logger ``neuralop_fem.data.generation``, INFO);
         None: a bar when stderr is a terminal.
 
     Returns
@@ -228,7 +227,7 @@ def generate(
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from neuralop_fem.data.generate import generate, DarcyDataConfig
+    >>> from neuralop_fem.data import generate, DarcyDataConfig
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> path = generate("darcy", n_samples=3, resolution=17, seed=1, out=d / "darcy.nc",
     ...                 workers=0, progress=False)

@@ -2,7 +2,7 @@
 
 A config is a frozen value holding every physical and numerical parameter of one
 problem (the grid resolution, dataset seed and sample count are arguments of
-:func:`neuralop_fem.data.generate.generate`, not part of the config). The command line
+:func:`neuralop_fem.data.generate`, not part of the config). The command line
 maps its options 1:1 onto these fields; the same values are stored, as plain attributes
 and as JSON, in every generated file, and :meth:`from_dict` rebuilds the config from them.
 """
@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 __all__ = [
     "BURGERS_SOLVERS",

@@ -1,6 +1,6 @@
 """Write a comparison report: netCDF, markdown summary and PNG plots (matplotlib Agg).
 
-:func:`write_report` takes the dataset returned by :func:`neuralop_fem.compare.compare`
+:func:`write_report` takes the dataset returned by :func:`neuralop_fem.evaluation.compare`
 (with ``keep_fields=True`` for the worst-sample panels) and writes into ``out_dir``::
 
     comparison.nc         the per-sample dataset (fields dropped)
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .compare import METRICS
+from .comparison import METRICS
 
 __all__ = ["summary_markdown", "write_report"]
 

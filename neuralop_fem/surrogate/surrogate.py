@@ -21,10 +21,10 @@ import torch
 from numpy.typing import NDArray
 from scipy.ndimage import map_coordinates
 
-from solvers._contract import SolveReport, as_batch
+from solvers.contract import SolveReport, as_batch
 
-from ._surrogate_ood import OODReference, reference_from_dataset
-from .errors import InputError, ShapeError
+from ..data.ood import OODReference, reference_from_dataset
+from ..errors import InputError, ShapeError
 
 __all__ = ["OODWarning", "Surrogate"]
 
@@ -33,7 +33,7 @@ _INPUT_NAME = {"burgers": "u0", "darcy": "a"}
 
 
 class OODWarning(UserWarning):
-    """Inputs look unlike the surrogate's training inputs (see :mod:`._surrogate_ood`)."""
+    """Inputs look unlike the surrogate's training inputs (see :mod:`neuralop_fem.data.ood`)."""
 
 
 def _default_device() -> torch.device:
@@ -247,7 +247,7 @@ class Surrogate:
         Warns
         -----
         OODWarning
-            When inputs look unlike the training inputs (see :mod:`._surrogate_ood`).
+            When inputs look unlike the training inputs (see :mod:`neuralop_fem.data.ood`).
         """
         if initial_guess is not None:
             msg = f"`initial_guess` must be None for a surrogate; got {type(initial_guess).__name__}."
@@ -357,7 +357,7 @@ def _lookup(info: dict[str, Any], *keys: str, default: Any = _MISSING) -> Any:
 
 def _load_operator(path: Path, device: torch.device) -> tuple[torch.nn.Module, dict[str, Any]]:
     """(operator, run_info) through the trainer's :func:`~neuralop_fem.training.load_trained`."""
-    from .training.checkpoint import load_trained
+    from ..training.checkpoint import load_trained
 
     operator, info = load_trained(path, map_location=device)
     return operator, dict(info)
@@ -368,7 +368,7 @@ def _ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | N
     path = _lookup(info, "dataset_path", "path", default=None)
     if not isinstance(path, str) or not Path(path).is_file():
         return None
-    from .data import load_dataset
+    from ..data import load_dataset
 
     split = _lookup(info, "splits", "split", default={})
     train = split.get("train") if isinstance(split, dict) else None

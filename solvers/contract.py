@@ -1,6 +1,7 @@
-"""The solver contract shared by every classical solver and by surrogates.
+"""The solver contract shared by every classical solver and by surrogates (public).
 
-``solve(inputs)`` accepts a numpy array or an :class:`xarray.DataArray` with a leading
+:class:`Solver` is the contract as a runtime-checkable protocol: ``solve(inputs)`` accepts
+a numpy array or an :class:`xarray.DataArray` with a leading
 ``sample`` dimension (or a single sample without it) and returns the solution in the
 same form: numpy in, numpy out; xarray in, xarray out with the same dims and coords.
 
@@ -13,16 +14,49 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .errors import InputError, ShapeError
 
-__all__ = ["Batch", "SolveReport", "as_batch", "check_finite", "check_positive"]
+__all__ = [
+    "SAMPLE_DIM",
+    "Batch",
+    "SolveReport",
+    "Solver",
+    "as_batch",
+    "check_finite",
+    "check_positive",
+]
 
+#: Name of the leading batch dimension of every solver input and output.
 SAMPLE_DIM = "sample"
+
+
+@runtime_checkable
+class Solver(Protocol):
+    """What every classical solver and every surrogate answers (the solver contract).
+
+    ``solve(inputs, *, initial_guess=None)`` takes a numpy array or an
+    :class:`xarray.DataArray` with a leading ``sample`` dimension (or one sample without it)
+    and returns the solution in the same form; ``solve_with_report`` returns
+    ``(solution, report)`` with per-sample diagnostics (:class:`SolveReport` or a subclass
+    with the same ``iterations``, ``residual`` and ``solve_time`` fields). Implementations
+    also name their problem in a ``problem`` attribute (a key of
+    :func:`solvers.problems.get_problem`), which generic code such as ``compare`` reads.
+
+    ``isinstance(obj, Solver)`` checks that both methods exist (not their signatures).
+    """
+
+    def solve(self, inputs: Any, *, initial_guess: Any = None) -> Any:
+        """The solution for each input sample, in the form of ``inputs``."""
+        ...
+
+    def solve_with_report(self, inputs: Any, *, initial_guess: Any = None) -> tuple[Any, Any]:
+        """``(solution, report)``: :meth:`solve` plus per-sample diagnostics."""
+        ...
 
 
 @dataclass(frozen=True, kw_only=True)

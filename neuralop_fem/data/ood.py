@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as _stats
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics", "reference_from_dataset",
            "reference_from_inputs"]

@@ -29,10 +29,10 @@ import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import NDArray
 
-from solvers._contract import as_batch
+from solvers.contract import as_batch
 from solvers._darcy_linear import amg_hierarchy, gmg_hierarchy, pcg
 
-from .errors import ConvergenceError, InputError
+from ..errors import ConvergenceError, InputError
 
 __all__ = [
     "DECISIONS",

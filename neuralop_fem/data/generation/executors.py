@@ -3,7 +3,7 @@
 Every executor calls :func:`solve_chunk`, which draws sample ``k`` from its own seed
 ``solvers.grf.sample_seeds(dataset_seed, k)`` and solves it, so a sample does not depend on
 where or in which order it was computed. Results come back to the calling process, which
-persists them (see :mod:`._generate_store`).
+persists them (see :mod:`.store`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._generate_config import DataConfig
+from .config import DataConfig
 
 __all__ = ["Progress", "run_chunks", "solve_chunk"]
 
-_log = logging.getLogger("neuralop_fem.data.generate")
+_log = logging.getLogger("neuralop_fem.data.generation")
 
 #: Environment of worker processes: one BLAS/OpenMP thread each (threaded BLAS on a busy
 #: machine made the Darcy solves up to 15x slower, see DESIGN.md).
@@ -155,7 +155,7 @@ def _run_dask(
         msg = ("`scheduler` needs the `distributed` package; got ImportError "
                f"({exc}). Install neuralop-fem[distributed].")
         raise ConfigError(msg) from None
-    from ..errors import ConfigError
+    from ...errors import ConfigError
 
     try:
         client = Client(scheduler, set_as_default=False, timeout=30)

@@ -29,9 +29,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import RegularGridInterpolator
 from skfem.helpers import dot
 
-from solvers._contract import SolveReport, check_finite
+from solvers.contract import SolveReport, check_finite
 
-from .errors import InputError, ShapeError
+from ..errors import InputError, ShapeError
 
 __all__ = [
     "MeshComparison",

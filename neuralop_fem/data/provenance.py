@@ -1,0 +1,152 @@
+"""The provenance record of a dataset: one owner of the ``config_json`` attribute.
+
+Every dataset file carries, beside its plain attributes, a JSON copy of what produced it in
+the global attribute ``config_json``. Three producers write it and several readers read it;
+this module is the only place that knows its layout:
+
+* :func:`generation_record` (written by ``generate``): ``{"settings": {...every generation
+  setting, problem included...}, "n_samples", "chunk_size", "solver_class",
+  "solver_config", "neuralop_fem_version"}``;
+* :func:`import_record` (written by ``import-mat``): ``{"problem", "source_file", "format",
+  "keys"}``;
+* :func:`default_record` (datasets built by hand with :func:`~neuralop_fem.data.save_dataset`):
+  a JSON copy of the attributes.
+
+Readers: :func:`read_record` (the parsed dict, or ``{}``), :func:`generation_settings` (the
+settings of a generated file, or None) and :func:`solver_from_record` (the classical solver
+that produced the labels, rebuilt), and :func:`dataset_provenance`, the dataset section of a
+training run's ``run.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from solvers.problems import get_problem
+
+from ..errors import DatasetError
+
+__all__ = [
+    "ATTR",
+    "dataset_provenance",
+    "default_record",
+    "generation_record",
+    "generation_settings",
+    "import_record",
+    "read_record",
+    "solver_from_record",
+]
+
+#: The global attribute that holds the record.
+ATTR = "config_json"
+
+
+def _dumps(record: Mapping[str, Any]) -> str:
+    return json.dumps(dict(record), sort_keys=True, default=str)
+
+
+def generation_record(*, settings: Mapping[str, Any], n_samples: int, chunk_size: int,
+                      solver_class: str, solver_config: Mapping[str, Any], version: str) -> str:
+    """The ``config_json`` text of a file written by ``generate``."""
+    return _dumps({
+        "settings": dict(settings), "n_samples": int(n_samples), "chunk_size": int(chunk_size),
+        "solver_class": solver_class, "solver_config": dict(solver_config),
+        "neuralop_fem_version": version,
+    })
+
+
+def import_record(*, problem: str, source_file: str, layout: str, keys: list[str]) -> str:
+    """The ``config_json`` text of a file converted by ``import-mat``."""
+    return _dumps({"problem": problem, "source_file": source_file, "format": layout,
+                   "keys": list(keys)})
+
+
+def default_record(attrs: Mapping[str, Any]) -> str:
+    """The ``config_json`` text of a dataset built by hand: a JSON copy of its attributes."""
+    return _dumps(attrs)
+
+
+def read_record(attrs: Mapping[str, Any], *, source: str = "<dataset>") -> dict[str, Any]:
+    """The parsed record of a dataset's attributes; ``{}`` when there is none.
+
+    Raises
+    ------
+    DatasetError
+        If ``config_json`` is present but not a JSON object (a damaged file), naming ``source``.
+    """
+    text = attrs.get(ATTR)
+    if text is None:
+        return {}
+    try:
+        record = json.loads(str(text))
+    except (TypeError, ValueError) as exc:
+        msg = f"{source}: attribute `{ATTR}` must be JSON text; it is damaged ({exc})."
+        raise DatasetError(msg) from None
+    if not isinstance(record, dict):
+        msg = f"{source}: attribute `{ATTR}` must be a JSON object; got {type(record).__name__}."
+        raise DatasetError(msg)
+    return record
+
+
+def generation_settings(attrs: Mapping[str, Any], *,
+                        source: str = "<dataset>") -> dict[str, Any] | None:
+    """``{"settings", "chunk_size", ...}`` of a file written by ``generate``; None otherwise."""
+    record = read_record(attrs, source=source)
+    settings = record.get("settings")
+    if not isinstance(settings, dict) or "problem" not in settings:
+        return None
+    return record
+
+
+def solver_from_record(attrs: Mapping[str, Any], problem: str, *,
+                       source: str = "<dataset>") -> Any | None:
+    """The classical solver recorded in a generated file's provenance, rebuilt; None if none.
+
+    Only the solver classes of ``problem``'s registry entry are rebuilt, so a tampered record
+    cannot name an arbitrary class. Settings the class does not accept give None (the caller
+    falls back to the problem's default solver).
+    """
+    record = read_record(attrs, source=source)
+    name, config = record.get("solver_class"), record.get("solver_config")
+    if not isinstance(name, str) or not isinstance(config, dict):
+        return None
+    spec = get_problem(problem)
+    for short in spec.solvers:
+        cls = spec.solver_class(short)
+        if cls.__name__ == name:
+            try:
+                return cls(**config)
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def dataset_provenance(data: Any, path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The dataset section of a training run's ``run.json``: path, problem, size, attributes.
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+        A validated dataset.
+    path : path or None
+        Its file (recorded as an absolute path), None for an in-memory dataset.
+    """
+    attrs: dict[str, Any] = {}
+    for key, value in data.attrs.items():
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, str | int | float | bool):
+            attrs[str(key)] = value
+    return {
+        "path": None if path is None else os.path.abspath(os.fspath(path)),
+        "problem": data.attrs.get("problem"),
+        "n_samples": int(data.sizes["sample"]),
+        "grid": [int(data.sizes[d]) for d in ("x", "y") if d in data.sizes],
+        ATTR: data.attrs.get(ATTR),
+        "attrs": attrs,
+    }

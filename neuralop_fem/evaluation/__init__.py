@@ -1,0 +1,32 @@
+"""Evaluation of surrogates: against a dataset's labels, against a classical solver, reports.
+
+- :mod:`.comparison`: :func:`compare`, any two solvers of one problem, sample by sample;
+- :mod:`.run_evaluation`: :func:`evaluate_run`, a training run on a dataset's labels at any
+  reachable resolution;
+- :mod:`.run_comparison`: :func:`compare_run`, a training run against the classical solver
+  on a dataset file, with a report;
+- :mod:`.report`: the report (netCDF, markdown, plots).
+
+Every number comes from :mod:`neuralop_fem.metrics`.
+"""
+
+from __future__ import annotations
+
+from ..metrics import summarize
+from .comparison import METRICS, STATISTICS, compare
+from .report import summary_markdown, write_report
+from .run_comparison import compare_run, reference_solver
+from .run_evaluation import evaluate_run, parse_indices
+
+__all__ = [
+    "METRICS",
+    "STATISTICS",
+    "compare",
+    "compare_run",
+    "evaluate_run",
+    "parse_indices",
+    "reference_solver",
+    "summarize",
+    "summary_markdown",
+    "write_report",
+]

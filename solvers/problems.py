@@ -1,0 +1,220 @@
+"""The problem registry: every problem the package solves or learns, named once.
+
+A :class:`Problem` is a frozen description of one input -> output map: the names and dims of
+its input and output variables, its grid convention and coordinates, the rule that takes a
+grid to a coarser one, and its classical solvers by short name. Everything that used to
+compare problem strings asks the registry instead::
+
+    >>> from solvers.problems import get_problem
+    >>> p = get_problem("darcy")
+    >>> p.input_name, p.output_name, p.dims, p.grid
+    ('a', 'u', ('x', 'y'), 'nodes')
+    >>> p.stride(421, 141), p.default_solver, type(p.make_solver()).__name__
+    (3, 'fd', 'DarcyFDSolver')
+    >>> get_problem("heat")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    solvers.errors.InputError: `problem` must be one of 'burgers', 'darcy', ...; got 'heat'.
+
+Grids
+-----
+* ``"periodic"`` (Burgers): ``x_i = i/n``, ``i = 0..n-1`` on [0, 1) (no duplicated endpoint); a
+  coarser grid of ``n`` points is reachable from ``n_full`` when ``n_full % n == 0``
+  (stride ``n_full // n``: 8192 -> 2048 -> 512).
+* ``"nodes"`` (Darcy): ``n x n`` nodes ``x_i = i/(n-1)`` on [0, 1]^2 including the boundary;
+  reachable when ``(n_full - 1) % (n - 1) == 0`` (stride ``(n_full - 1) // (n - 1)``:
+  421 -> 211 -> 141 -> 85).
+
+A new problem is one entry of :data:`PROBLEMS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import InputError
+
+__all__ = ["GRIDS", "PROBLEMS", "Problem", "get_problem", "problem_of"]
+
+#: Grid conventions (see the module docstring).
+GRIDS = ("periodic", "nodes")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Problem:
+    """One problem: variables, grid, coarsening rule and classical solvers.
+
+    Parameters
+    ----------
+    name
+        Registry key, e.g. ``"burgers"``.
+    summary
+        One line: the map and the equation.
+    input_name, output_name
+        Variable names of the input and of the solution, as stored in datasets and taken by
+        the solvers (Burgers ``u0 -> u``; Darcy ``a -> u``; inverse Darcy ``u -> a``).
+    dims
+        Spatial dimensions after the leading ``sample`` dimension.
+    grid
+        ``"periodic"`` or ``"nodes"`` (see the module docstring).
+    data_problem
+        The dataset problem that provides the samples (the inverse problem learns from Darcy
+        datasets, so its ``data_problem`` is ``"darcy"``).
+    solvers
+        Short solver name -> ``"module:Class"`` under :mod:`solvers` (imported on use).
+    default_solver
+        The short name of the solver that produced the benchmark data.
+    positive_input
+        Whether the input must be > 0 everywhere (a coefficient).
+    benchmark_resolution
+        Grid of the benchmark datasets; coarser data are strided subsamples of it.
+    """
+
+    name: str
+    summary: str
+    input_name: str
+    output_name: str
+    dims: tuple[str, ...]
+    grid: str
+    data_problem: str
+    solvers: Mapping[str, str]
+    default_solver: str
+    positive_input: bool
+    benchmark_resolution: int
+
+    def __post_init__(self) -> None:
+        if self.grid not in GRIDS:
+            msg = f"`grid` must be one of {GRIDS}; got {self.grid!r}."
+            raise InputError(msg)
+        if self.default_solver not in self.solvers:
+            msg = (f"`default_solver` must be one of {sorted(self.solvers)}; got "
+                   f"{self.default_solver!r}.")
+            raise InputError(msg)
+        object.__setattr__(self, "solvers", MappingProxyType(dict(self.solvers)))
+
+    # -- grids ----------------------------------------------------------------------------
+    @property
+    def periodic(self) -> bool:
+        """True on the periodic grid ``x_i = i/n``."""
+        return self.grid == "periodic"
+
+    @property
+    def ndim(self) -> int:
+        """Number of spatial dimensions."""
+        return len(self.dims)
+
+    def coordinates(self, n: int) -> NDArray[np.float64]:
+        """The ``n`` grid coordinates along each spatial dimension (see the module docstring)."""
+        n = _check_points(n, periodic=self.periodic)
+        return np.arange(n) / n if self.periodic else np.linspace(0.0, 1.0, n)
+
+    def reachable(self, n_full: int) -> list[int]:
+        """Resolutions reachable from ``n_full`` by strided subsampling, ascending."""
+        if self.periodic:
+            return [n for n in range(1, n_full + 1) if n_full % n == 0]
+        return [n for n in range(2, n_full + 1) if (n_full - 1) % (n - 1) == 0]
+
+    def stride(self, n_full: int, n: int) -> int:
+        """The stride that takes ``n_full`` points to ``n`` points.
+
+        Raises
+        ------
+        InputError
+            If ``n`` is not reachable; the message lists the reachable resolutions.
+        """
+        reachable = self.reachable(n_full)
+        if n not in reachable:
+            rule = "n_full % n == 0" if self.periodic else "(n_full - 1) % (n - 1) == 0"
+            msg = (f"`resolution` must be reachable from {n_full} by strided subsampling "
+                   f"({rule}): one of {reachable}; got {n}.")
+            raise InputError(msg)
+        return n_full // n if self.periodic else (n_full - 1) // (n - 1)
+
+    # -- solvers --------------------------------------------------------------------------
+    def solver_class(self, name: str | None = None) -> type:
+        """The solver class of short name ``name`` (None: the default solver)."""
+        key = self.default_solver if name is None else name
+        if key not in self.solvers:
+            valid = ", ".join(map(repr, self.solvers))
+            msg = f"`solver` must be one of {valid} for {self.name}; got {name!r}."
+            raise InputError(msg)
+        module, cls = self.solvers[key].split(":")
+        return getattr(importlib.import_module(f"solvers.{module}"), cls)
+
+    def make_solver(self, name: str | None = None) -> Any:
+        """A solver of short name ``name`` with its default settings (None: the default)."""
+        return self.solver_class(name)()
+
+    def solver_name(self, solver: Any) -> str | None:
+        """The short name of ``solver``'s class, or None if it is not one of this problem's."""
+        qual = f"{type(solver).__module__.removeprefix('solvers.')}:{type(solver).__name__}"
+        return next((k for k, v in self.solvers.items() if v == qual), None)
+
+
+def _check_points(n: Any, *, periodic: bool) -> int:
+    minimum = 1 if periodic else 2
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < minimum:
+        msg = f"`n` must be an integer >= {minimum}; got {n!r}."
+        raise InputError(msg)
+    return int(n)
+
+
+_BURGERS = Problem(
+    name="burgers",
+    summary="u0 -> u(., T) of u_t + u u_x = nu u_xx, periodic on [0, 1)",
+    input_name="u0", output_name="u", dims=("x",), grid="periodic", data_problem="burgers",
+    solvers={"spectral": "burgers:BurgersSpectralSolver", "fd": "burgers:BurgersFDSolver"},
+    default_solver="spectral", positive_input=False, benchmark_resolution=8192,
+)
+_DARCY = Problem(
+    name="darcy",
+    summary="a -> u of -div(a grad u) = f on [0, 1]^2, u = 0 on the boundary",
+    input_name="a", output_name="u", dims=("x", "y"), grid="nodes", data_problem="darcy",
+    solvers={"fd": "darcy:DarcyFDSolver", "fem": "darcy:DarcyFEMSolver"},
+    default_solver="fd", positive_input=True, benchmark_resolution=421,
+)
+_DARCY_INVERSE = Problem(
+    name="darcy-inverse",
+    summary="u (+ noise) -> a of -div(a grad u) = f, the coefficient identification problem",
+    input_name="u", output_name="a", dims=("x", "y"), grid="nodes", data_problem="darcy",
+    solvers={"adjoint": "darcy_inverse:DarcyInverseSolver"},
+    default_solver="adjoint", positive_input=False, benchmark_resolution=421,
+)
+
+#: Every problem by name (read-only).
+PROBLEMS: Mapping[str, Problem] = MappingProxyType(
+    {p.name: p for p in (_BURGERS, _DARCY, _DARCY_INVERSE)}
+)
+
+
+def get_problem(name: str | Problem) -> Problem:
+    """The :class:`Problem` named ``name`` (a :class:`Problem` is returned unchanged).
+
+    Raises
+    ------
+    InputError
+        (a ``ValueError``) for an unknown name; the message lists the known names.
+    """
+    if isinstance(name, Problem):
+        return name
+    try:
+        return PROBLEMS[name]
+    except (KeyError, TypeError):
+        valid = ", ".join(map(repr, PROBLEMS))
+        msg = f"`problem` must be one of {valid}; got {name!r}."
+        raise InputError(msg) from None
+
+
+def problem_of(solver: Any) -> Problem | None:
+    """The problem a solver or surrogate declares in its ``problem`` attribute (None if none)."""
+    name = getattr(solver, "problem", None)
+    if isinstance(name, Problem):
+        return name
+    return PROBLEMS.get(name) if isinstance(name, str) else None
