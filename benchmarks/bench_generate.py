@@ -24,7 +24,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from neuralop_fem import __version__
 from neuralop_fem.data.generation import DEFAULT_CHUNK_SIZE, config_class, generate
 from neuralop_fem.data.generation.executors import solve_chunk
@@ -96,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         plan = [("burgers", 8192, args.samples or 32), ("darcy", 421, args.samples or 16)]
         repeats = args.repeats or 2
     rows = [measure(p, n, r, repeats) for p, r, n in plan]
-    import numpy, scipy, xarray  # noqa: E401
+    import numpy  # noqa: E401
+    import scipy
+    import xarray
 
     info = {
         "benchmark": "generate", "quick": args.quick,

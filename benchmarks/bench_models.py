@@ -159,8 +159,8 @@ def _saved_mib(fn) -> float:
 def _versus_reference_case(case: dict) -> dict:
     """Ours and the reference's order of computation (same weights), timed alternately."""
     import torch
-
     from _reference_order import use_reference_order
+
     from neuralop_fem.models import build_model
 
     ours = build_model(case["preset"])

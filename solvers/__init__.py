@@ -16,8 +16,8 @@ xarray input with a leading ``sample`` dimension (or one sample) and returns the
 
 from __future__ import annotations
 
-from .contract import SolveReport, Solver
 from .burgers import BurgersFDSolver, BurgersSpectralSolver
+from .contract import Solver, SolveReport
 from .darcy import DarcyFDSolver, DarcyFEMSolver
 from .errors import ConvergenceError, InputError, NeuralopFemError, ShapeError
 from .grf import NeumannGRF, PeriodicGRF, sample_seeds, threshold

@@ -29,7 +29,6 @@ from numpy.typing import NDArray
 
 from .errors import ConvergenceError
 
-
 _CONTOUR_RADIUS_SWITCH = 4.0
 
 

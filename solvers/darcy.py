@@ -37,10 +37,10 @@ import numpy as np
 import skfem
 from numpy.typing import ArrayLike, NDArray
 
-from .contract import Batch, SolveReport, as_batch, check_finite
 from ._darcy_fd import AVERAGINGS, assemble_fd
 from ._darcy_fem import ELEMENTS, assemble_mesh, element_for, grid_fem
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
+from .contract import Batch, SolveReport, as_batch, check_finite
 from .errors import ConvergenceError, InputError, ShapeError
 
 __all__ = [

@@ -73,6 +73,12 @@ class Problem:
         The short name of the solver that produced the benchmark data.
     positive_input
         Whether the input must be > 0 everywhere (a coefficient).
+    zero_boundary_output
+        Whether the output vanishes on the boundary (Dirichlet), so predictions can be
+        projected onto that condition.
+    linear_system
+        Whether the classical solvers solve one linear system per sample (iterations and
+        residuals are meaningful, a warm start applies, an energy norm exists).
     benchmark_resolution
         Grid of the benchmark datasets; coarser data are strided subsamples of it.
     """
@@ -87,6 +93,8 @@ class Problem:
     solvers: Mapping[str, str]
     default_solver: str
     positive_input: bool
+    zero_boundary_output: bool
+    linear_system: bool
     benchmark_resolution: int
 
     def __post_init__(self) -> None:
@@ -106,6 +114,11 @@ class Problem:
         return self.grid == "periodic"
 
     @property
+    def inverse(self) -> bool:
+        """True for a problem learned from another problem's datasets (input and output swapped)."""
+        return self.data_problem != self.name
+
+    @property
     def ndim(self) -> int:
         """Number of spatial dimensions."""
         return len(self.dims)
@@ -114,6 +127,13 @@ class Problem:
         """The ``n`` grid coordinates along each spatial dimension (see the module docstring)."""
         n = _check_points(n, periodic=self.periodic)
         return np.arange(n) / n if self.periodic else np.linspace(0.0, 1.0, n)
+
+    def describe_grid(self, n: int) -> str:
+        """One line naming the grid of ``n`` points per dimension, e.g. for ``info``."""
+        if self.periodic:
+            return f"{n} points, periodic x_i = i/{n} on [0, 1)"
+        side = " x ".join([str(n)] * self.ndim)
+        return f"{side} nodes, x_i = i/{n - 1} on [0, 1]^{self.ndim} (boundary incl.)"
 
     def reachable(self, n_full: int) -> list[int]:
         """Resolutions reachable from ``n_full`` by strided subsampling, ascending."""
@@ -171,21 +191,24 @@ _BURGERS = Problem(
     summary="u0 -> u(., T) of u_t + u u_x = nu u_xx, periodic on [0, 1)",
     input_name="u0", output_name="u", dims=("x",), grid="periodic", data_problem="burgers",
     solvers={"spectral": "burgers:BurgersSpectralSolver", "fd": "burgers:BurgersFDSolver"},
-    default_solver="spectral", positive_input=False, benchmark_resolution=8192,
+    default_solver="spectral", positive_input=False, zero_boundary_output=False,
+    linear_system=False, benchmark_resolution=8192,
 )
 _DARCY = Problem(
     name="darcy",
     summary="a -> u of -div(a grad u) = f on [0, 1]^2, u = 0 on the boundary",
     input_name="a", output_name="u", dims=("x", "y"), grid="nodes", data_problem="darcy",
     solvers={"fd": "darcy:DarcyFDSolver", "fem": "darcy:DarcyFEMSolver"},
-    default_solver="fd", positive_input=True, benchmark_resolution=421,
+    default_solver="fd", positive_input=True, zero_boundary_output=True, linear_system=True,
+    benchmark_resolution=421,
 )
 _DARCY_INVERSE = Problem(
     name="darcy-inverse",
     summary="u (+ noise) -> a of -div(a grad u) = f, the coefficient identification problem",
     input_name="u", output_name="a", dims=("x", "y"), grid="nodes", data_problem="darcy",
     solvers={"adjoint": "darcy_inverse:DarcyInverseSolver"},
-    default_solver="adjoint", positive_input=False, benchmark_resolution=421,
+    default_solver="adjoint", positive_input=False, zero_boundary_output=False,
+    linear_system=False, benchmark_resolution=421,
 )
 
 #: Every problem by name (read-only).

@@ -9,9 +9,9 @@ import torch
 
 from neuralop_fem.data import generate, load_dataset
 from neuralop_fem.data.normalizer import UnitGaussianNormalizer
+from neuralop_fem.data.provenance import dataset_provenance as provenance
 from neuralop_fem.models import NormalizedOperator, build_model
 from neuralop_fem.training.checkpoint import operator_payload, write_json
-from neuralop_fem.training.setup import provenance
 
 
 def write_run_dir(run_dir: Path, operator: NormalizedOperator, *, data_path: Path, task: str,

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from neuralop_fem.errors import ShapeError
 from neuralop_fem.evaluation import METRICS, compare
 from neuralop_fem.metrics import energy_norm_error
-from neuralop_fem.errors import ShapeError
 from solvers.burgers import BurgersSpectralSolver
 from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
 from solvers.grf import NeumannGRF, PeriodicGRF, threshold

@@ -161,7 +161,7 @@ def trained_darcy(tmp_path_factory):
 
     from neuralop_fem.data import generate
     from neuralop_fem.models import PRESETS
-    from neuralop_fem.training import Trainer, TrainConfig
+    from neuralop_fem.training import TrainConfig, Trainer
 
     tmp = tmp_path_factory.mktemp("trained_darcy")
     data = generate("darcy", n_samples=180, resolution=29, seed=5, out=tmp / "d29.nc", workers=0)

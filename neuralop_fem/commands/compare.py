@@ -15,7 +15,12 @@ from pathlib import Path
 
 __all__ = ["register", "run"]
 
-_SOLVERS = ("auto", "burgers-spectral", "burgers-fd", "darcy-fd", "darcy-fem")
+
+
+def _solver_choices() -> list[str]:
+    from solvers.problems import PROBLEMS
+
+    return ["auto"] + [f"{p.name}-{short}" for p in PROBLEMS.values() for short in p.solvers]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True, metavar="REPORT_DIR", help="report directory")
     p.add_argument("--indices", default="test", metavar="test|all|A:B",
                    help="samples to compare: the run's test split (default), all, or positions A:B")
-    p.add_argument("--solver", default="auto", choices=_SOLVERS,
+    p.add_argument("--solver", default="auto", choices=_solver_choices(),
                    help="reference solver (default: the one that generated the training data)")
     p.add_argument("--linear-solver", dest="linear_solver", default=None,
                    help="Darcy linear solver of the reference (gmg, amg, cg, direct)")

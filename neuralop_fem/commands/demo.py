@@ -102,10 +102,10 @@ def verify_solvers(settings: DemoSettings, *, seed: int) -> dict[str, float]:
 def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int = 0) -> dict[str, Any]:
     """Run the five steps into ``out``; return the figures printed at the end."""
     from ..data import generate
+    from ..evaluation import compare_run
     from ..models import PRESETS
     from ..training.config import TrainConfig
     from ..training.trainer import Trainer
-    from ..evaluation import compare_run
 
     s = QUICK if quick else FULL
     out.mkdir(parents=True, exist_ok=True)

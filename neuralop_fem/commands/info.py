@@ -64,6 +64,8 @@ def describe(path: str | Path) -> str:
     """Return the summary of the dataset file at ``path`` (reads only the diagnostics)."""
     import numpy as np
 
+    from solvers.problems import get_problem
+
     from ..data import load_dataset
     from ..data import schema as S
 
@@ -86,10 +88,7 @@ def describe(path: str | Path) -> str:
             f"dataset seed: {a['dataset_seed']}",
         ]
         n = ds.sizes[S.X]
-        if problem == "burgers":
-            lines.append(f"grid:        {n} points, periodic x_i = i/{n} on [0, 1)")
-        else:
-            lines.append(f"grid:        {n} x {n} nodes, x_i = i/{n - 1} on [0, 1]^2 (boundary incl.)")
+        lines.append(f"grid:        {get_problem(problem).describe_grid(n)}")
         if S.TIME in ds.dims:
             t = ds[S.TIME].values
             lines.append(f"times:       {t.size} output times {t.min():.4g}..{t.max():.4g}")

@@ -13,7 +13,8 @@ from typing import Any
 from .generation import BurgersDataConfig, DarcyDataConfig, generate
 from .io import load_dataset, save_dataset
 from .matlab import import_mat, read_mat
-from .schema import burgers_dataset, darcy_dataset, validate
+from .schema import burgers_dataset, darcy_dataset
+from .validation import validate
 
 __all__ = [
     "BurgersDataConfig",

@@ -36,8 +36,9 @@ from torch.utils.data import Dataset
 from ..errors import DatasetError, InputError
 from . import schema as S
 from .subsample import average_pool_nodes, node_gradient, periodic_derivative, subsample_stride
+from .validation import validate
 
-__all__ = ["BurgersDataset", "DarcyDataset", "DarcyInverseDataset"]
+__all__ = ["DATASETS", "BurgersDataset", "DarcyDataset", "DarcyInverseDataset"]
 
 
 def _open(data: xr.Dataset | str | os.PathLike[str], problem: str) -> xr.Dataset:
@@ -48,7 +49,7 @@ def _open(data: xr.Dataset | str | os.PathLike[str], problem: str) -> xr.Dataset
     if not isinstance(data, xr.Dataset):
         msg = f"`data` must be an xarray.Dataset or a path; got {type(data).__name__}."
         raise InputError(msg)
-    S.validate(data, source="`data`")
+    validate(data, source="`data`")
     if data.attrs["problem"] != problem:
         msg = f"`data` must be a {problem} dataset; got a {data.attrs['problem']} dataset."
         raise DatasetError(msg)
@@ -302,3 +303,7 @@ class DarcyInverseDataset(_FieldDataset):
             "grid": self.grid,
             "grid_fine": self.grid_fine,
         }
+
+
+#: The torch dataset of each forward problem (the inverse problem: :class:`DarcyInverseDataset`).
+DATASETS: dict[str, type[_FieldDataset]] = {"burgers": BurgersDataset, "darcy": DarcyDataset}

@@ -21,6 +21,7 @@ import xarray as xr
 
 from ..errors import DatasetError, InputError
 from . import schema as S
+from .validation import validate
 
 __all__ = ["CHUNK_BYTES", "as_storage_dtype", "load_dataset", "save_dataset"]
 
@@ -81,7 +82,7 @@ def save_dataset(
     Parameters
     ----------
     ds : xarray.Dataset
-        Must follow the schema (checked with :func:`~neuralop_fem.data.schema.validate`).
+        Must follow the schema (checked with :func:`~neuralop_fem.data.validation.validate`).
         May be lazy (dask-backed, e.g. from :func:`load_dataset`).
     path : path-like
         Target file; its directory must exist.
@@ -112,7 +113,7 @@ def save_dataset(
     if not path.parent.is_dir():
         msg = f"`path` must be in an existing directory; got {path} ({path.parent} does not exist)."
         raise InputError(msg)
-    S.validate(ds, source="dataset to save")
+    validate(ds, source="dataset to save")
     out = as_storage_dtype(ds, dtype)
     for var in out.variables.values():
         var.encoding = {}
@@ -156,7 +157,7 @@ def load_dataset(
     DatasetError
         ``"<path>: <what is wrong>"`` if the file does not exist, is not netCDF, is truncated
         or corrupt, or does not follow the schema (see
-        :func:`~neuralop_fem.data.schema.validate`).
+        :func:`~neuralop_fem.data.validation.validate`).
     """
     path = Path(path)
     if not path.is_file():
@@ -183,7 +184,7 @@ def load_dataset(
         msg = f"{path}: cannot be read as a netCDF4 file (not netCDF, truncated or corrupt): {exc}"
         raise DatasetError(msg) from exc
     try:
-        S.validate(ds, source=str(path))
+        validate(ds, source=str(path))
     except BaseException:
         ds.close()
         raise

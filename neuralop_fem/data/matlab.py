@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from solvers.problems import get_problem
+
 from ..errors import DatasetError, InputError
 from . import schema as S
 from .provenance import ATTR, import_record
@@ -80,8 +82,9 @@ def _read_v5(path: Path, keys: tuple[str, ...]) -> tuple[dict[str, np.ndarray], 
 
 def _check(path: Path, problem: str, arrays: dict[str, np.ndarray], found: list[str]) -> None:
     keys = LEGACY_KEYS[problem]
-    ndim = 2 if problem == "burgers" else 3
-    want = "(N, n)" if problem == "burgers" else "(N, n, n)"
+    spatial = get_problem(problem).ndim
+    ndim = 1 + spatial
+    want = "(N, " + ", ".join(["n"] * spatial) + ")"
     shapes = {k: arrays[k].shape for k in keys}
     first, second = (arrays[k] for k in keys)
     ok = (
@@ -89,7 +92,7 @@ def _check(path: Path, problem: str, arrays: dict[str, np.ndarray], found: list[
         and first.shape == second.shape
         and first.shape[0] >= 1
         and all(s >= 2 for s in first.shape[1:])
-        and (problem == "burgers" or first.shape[1] == first.shape[2])
+        and len(set(first.shape[1:])) == 1
     )
     if not ok:
         msg = (
@@ -115,7 +118,7 @@ def read_mat(path: str | os.PathLike[str], *, problem: str) -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        Valid under :func:`~neuralop_fem.data.schema.validate`, fields in the file's float
+        Valid under :func:`~neuralop_fem.data.validation.validate`, fields in the file's float
         type, ``source = "imported from <file name>"``.
 
     Raises
@@ -164,7 +167,7 @@ def read_mat(path: str | os.PathLike[str], *, problem: str) -> xr.Dataset:
         "residual": np.full(n_samples, np.nan),
         "solve_time": np.full(n_samples, np.nan),
     }
-    builder = S.burgers_dataset if problem == "burgers" else S.darcy_dataset
+    builder = S.DATASET_BUILDERS[problem]
     ds = builder(first, second, attrs=attrs, **diagnostics)
     for name in S.DIAGNOSTICS:
         ds[name].attrs["comment"] = _UNKNOWN

@@ -31,6 +31,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as _stats
 
+from solvers.problems import get_problem
+
 from ..errors import InputError
 
 __all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics", "reference_from_dataset",
@@ -44,6 +46,7 @@ OFF_SET_LIMIT = 0.01
 STAT_NAMES = {
     "burgers": ("log_rms", "spectrum_slope"),
     "darcy": ("mean_log_a", "interface_density"),
+    "darcy-inverse": ("log_rms", "log_gradient_ratio"),
 }
 
 
@@ -68,26 +71,39 @@ def _darcy_stats(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.stack([log_a.mean(axis=(1, 2)), density], axis=1)
 
 
+def _solution_stats(u: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Inverse problem (observed Darcy solution on the node grid): log RMS of ``u`` and log of
+    RMS(|grad u|) / RMS(u) (central differences, ``h = 1/(n-1)``; a length-scale measure)."""
+    n = u.shape[-1]
+    h = 1.0 / (n - 1)
+    gx = (u[:, 2:, 1:-1] - u[:, :-2, 1:-1]) / (2 * h)
+    gy = (u[:, 1:-1, 2:] - u[:, 1:-1, :-2]) / (2 * h)
+    rms = np.sqrt(np.mean(u**2, axis=(1, 2)))
+    grad = np.sqrt(np.mean(gx**2 + gy**2, axis=(1, 2)))
+    return np.stack([np.log(rms + 1e-300), np.log(grad + 1e-300) - np.log(rms + 1e-300)], axis=1)
+
+
+_STATISTICS = {"burgers": _burgers_stats, "darcy": _darcy_stats, "darcy-inverse": _solution_stats}
+
+
 def ood_statistics(inputs: NDArray[np.float64], problem: str) -> NDArray[np.float64]:
     """The statistics of each input sample used by the Mahalanobis score.
 
     Parameters
     ----------
     inputs : (n_samples, n) or (n_samples, n, n) float array
-        Burgers ``u0`` or Darcy ``a`` (> 0).
+        The problem's input: Burgers ``u0``, Darcy ``a`` (> 0), inverse Darcy ``u``.
     problem
-        ``"burgers"`` or ``"darcy"``.
+        A key of :data:`STAT_NAMES`.
 
     Returns
     -------
     (n_samples, 2) array, columns named by ``STAT_NAMES[problem]``.
     """
-    if problem == "burgers":
-        return _burgers_stats(np.asarray(inputs, dtype=np.float64))
-    if problem == "darcy":
-        return _darcy_stats(np.asarray(inputs, dtype=np.float64))
-    msg = f"`problem` must be 'burgers' or 'darcy'; got {problem!r}."
-    raise InputError(msg)
+    if problem not in _STATISTICS:
+        msg = f"`problem` must be one of {', '.join(map(repr, _STATISTICS))}; got {problem!r}."
+        raise InputError(msg)
+    return _STATISTICS[problem](np.asarray(inputs, dtype=np.float64))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,7 +198,7 @@ class OODReference:
                 f"d^2 up to {score.max():.3g} > {self.threshold:.3g} (chi2 {OOD_QUANTILE} quantile, "
                 f"statistics {STAT_NAMES[self.problem]} vs {self.n_train} training inputs)"
             )
-        if self.problem == "darcy" and self.value_set:
+        if self.value_set:
             off = self.off_set_fraction(inputs)
             ratio = inputs.reshape(len(inputs), -1).max(1) / inputs.reshape(len(inputs), -1).min(1)
             want = max(self.value_set) / min(self.value_set)
@@ -205,15 +221,15 @@ def reference_from_inputs(inputs: NDArray[np.float64], problem: str) -> OODRefer
     inputs : (n_samples, n) or (n_samples, n, n) array
         Burgers ``u0`` or Darcy ``a`` at any resolution (the statistics do not depend on it).
     problem : str
-        ``"burgers"`` or ``"darcy"``; any other problem (e.g. the inverse task) has no
-        reference and gives None, as do fewer than 3 samples. For Darcy the distinct values
-        (at most 8) become the reference's value set.
+        A key of :data:`STAT_NAMES`; any other problem has no reference and gives None, as do
+        fewer than 3 samples. For a coefficient input (``positive_input`` in the problem
+        registry) the distinct values (at most 8) become the reference's value set.
     """
     if problem not in STAT_NAMES or len(inputs) < 3:
         return None
     values = np.asarray(inputs[:MAX_REFERENCE_SAMPLES], dtype=np.float64)
     value_set: tuple[float, ...] = ()
-    if problem == "darcy":
+    if get_problem(problem).positive_input:
         distinct = np.unique(values)
         value_set = tuple(float(v) for v in distinct) if distinct.size <= 8 else ()
     return OODReference.fit(values, problem, value_set=value_set)
@@ -225,7 +241,8 @@ def reference_from_dataset(ds: Any, train_indices: Any, problem: str) -> OODRefe
     Parameters
     ----------
     ds : xarray.Dataset
-        A Burgers (``u0``) or Darcy (``a``) dataset.
+        A dataset holding the problem's input variable (Burgers ``u0``, Darcy ``a``; for the
+        inverse problem the Darcy solution ``u``).
     train_indices : sequence of int or None
         Sample positions of the training split (None: all samples).
     problem : str
@@ -234,5 +251,5 @@ def reference_from_dataset(ds: Any, train_indices: Any, problem: str) -> OODRefe
     if problem not in STAT_NAMES:
         return None
     idx = np.asarray(train_indices if train_indices is not None else np.arange(ds.sizes["sample"]))
-    var = "u0" if problem == "burgers" else "a"
+    var = get_problem(problem).input_name
     return reference_from_inputs(ds[var].isel(sample=idx[:MAX_REFERENCE_SAMPLES]).values, problem)

@@ -181,7 +181,7 @@ def compare(reference: Any, candidate: Any, inputs: Any, *,
         "rel_l2": relative_l2(cand, ref),
         "rel_h1": relative_h1(cand, ref, grid=problem.grid),
         "max_abs": np.abs(diff).max(axis=1),
-        "rel_energy": (energy_norm_error(values, cand, ref) if problem.name == "darcy"
+        "rel_energy": (energy_norm_error(values, cand, ref) if problem.linear_system
                        else np.full(n_s, np.nan)),
         "reference_time": sol["ref_time"],
         "candidate_time": sol["cand_time"],
@@ -206,8 +206,9 @@ def compare(reference: Any, candidate: Any, inputs: Any, *,
 
 def _warm_start(reference: Any, values: NDArray[np.float64], cand: NDArray[np.float64],
                 problem: Problem, *, rerun_zero: bool) -> dict[str, NDArray[Any]]:
-    if problem.name != "darcy":
-        msg = f"`warm_start` needs a Darcy problem (an iterative linear solve); got {problem.name}."
+    if not problem.linear_system:
+        msg = (f"`warm_start` needs a problem solved by an iterative linear solve (darcy); got "
+               f"{problem.name}.")
         raise InputError(msg)
     n_s = len(values)
     out: dict[str, NDArray[Any]] = {}

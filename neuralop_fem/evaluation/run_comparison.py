@@ -6,36 +6,42 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from solvers.problems import PROBLEMS, get_problem
 
 from ..errors import InputError
 from ..surrogate import Surrogate
 from .comparison import compare
 from .report import write_report
 
-__all__ = ["compare_run", "reference_solver"]
+__all__ = ["compare_run", "reference_solver", "solver_names"]
+
+
+def solver_names() -> list[str]:
+    """Every ``PROBLEM-SOLVER`` name :func:`reference_solver` accepts, e.g. ``"darcy-fem"``."""
+    return [f"{p.name}-{short}" for p in PROBLEMS.values() for short in p.solvers]
 
 
 def reference_solver(name: str, surrogate: Surrogate, *, linear_solver: str | None = None) -> Any:
-    """The reference solver named ``name`` ("auto": the training data's solver)."""
-    from solvers.burgers import BurgersFDSolver, BurgersSpectralSolver
-    from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
-
+    """The reference solver named ``name`` (``"PROBLEM-SOLVER"``, or "auto": the training
+    data's solver, rebuilt from the run's provenance)."""
+    problem = get_problem(surrogate.problem)
     if name == "auto":
         solver = surrogate.reference_solver()
     else:
-        table = {"burgers-spectral": BurgersSpectralSolver, "burgers-fd": BurgersFDSolver,
-                 "darcy-fd": DarcyFDSolver, "darcy-fem": DarcyFEMSolver}
-        if name not in table:
-            msg = f"`solver` must be one of 'auto', {', '.join(map(repr, table))}; got {name!r}."
+        valid = solver_names()
+        if name not in valid:
+            msg = f"`solver` must be one of 'auto', {', '.join(map(repr, valid))}; got {name!r}."
             raise InputError(msg)
-        if not name.startswith(surrogate.problem):
-            msg = f"`solver` must solve {surrogate.problem} like the surrogate; got {name!r}."
+        prefix = f"{problem.name}-"
+        short = name.removeprefix(prefix)
+        if not name.startswith(prefix) or short not in problem.solvers:
+            msg = f"`solver` must solve {problem.name} like the surrogate; got {name!r}."
             raise InputError(msg)
-        solver = table[name]()
+        solver = problem.make_solver(short)
     if linear_solver is not None:
-        if surrogate.problem != "darcy":
-            msg = f"`linear_solver` applies to Darcy only; got {linear_solver!r} for burgers."
+        if not problem.linear_system:
+            msg = (f"`linear_solver` applies to problems with a linear solve (darcy); got "
+                   f"{linear_solver!r} for {problem.name}.")
             raise InputError(msg)
         import dataclasses
 
@@ -57,7 +63,6 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     dict from :func:`~neuralop_fem.evaluation.report.write_report` plus ``"dataset"`` (the comparison).
     """
     from ..data import load_dataset
-    from ..data.subsample import subsample_stride
     from .run_evaluation import parse_indices
 
     sur = Surrogate.load(run_dir, device=device)
@@ -70,15 +75,13 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     idx = parse_indices(indices, n_samples=int(ds.sizes["sample"]), test=test)
     if max_samples is not None:
         idx = idx[:max_samples]
-    var = "u0" if sur.problem == "burgers" else "a"
+    problem = get_problem(sur.problem)
     n_file = int(ds.sizes["x"])
-    stride = subsample_stride(n_file, sur.resolution, periodic=sur.problem == "burgers")
-    sel = {"x": slice(None, None, stride)}
-    if sur.problem == "darcy":
-        sel["y"] = slice(None, None, stride)
-    inputs = ds[var].isel(sample=idx).isel(sel).load()
+    stride = problem.stride(n_file, sur.resolution)
+    sel = {dim: slice(None, None, stride) for dim in problem.dims}
+    inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
     reference = reference_solver(solver, sur, linear_solver=linear_solver)
-    warm = warm_start and sur.problem == "darcy"
+    warm = warm_start and problem.linear_system
     result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
     result.attrs.update(run_dir=os.fspath(Path(run_dir).resolve()), data=os.fspath(data),
                         model_resolution=sur.resolution, file_resolution=n_file,

@@ -128,7 +128,7 @@ def evaluate_run(
     idx = parse_indices(indices, n_samples=int(ds.sizes["sample"]), test=info["splits"]["test"])
     coarse = None
     norm = None
-    if config.task == "darcy-inverse":
+    if get_problem(config.task).inverse:
         coarse = int(operator.model.output_size(n))
         if config.noise > 0:
             norm = _inverse_normalizer(operator.cpu(), n)

@@ -9,7 +9,6 @@ batch, float64 out. See ``docs/using_a_surrogate.md``.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
@@ -22,14 +21,13 @@ from numpy.typing import NDArray
 from scipy.ndimage import map_coordinates
 
 from solvers.contract import SolveReport, as_batch
+from solvers.problems import get_problem
 
 from ..data.ood import OODReference, reference_from_dataset
 from ..errors import InputError, ShapeError
 
 __all__ = ["OODWarning", "Surrogate"]
 
-_CORE_DIMS = {"burgers": ("x",), "darcy": ("x", "y")}
-_INPUT_NAME = {"burgers": "u0", "darcy": "a"}
 
 
 class OODWarning(UserWarning):
@@ -102,9 +100,7 @@ class Surrogate:
                  run_info: dict[str, Any] | None = None, device: Any = None,
                  batch_size: int = 16, ood_reference: OODReference | None = None,
                  name: str = "surrogate") -> None:
-        if problem not in _CORE_DIMS:
-            msg = f"`problem` must be 'burgers' or 'darcy'; got {problem!r}."
-            raise InputError(msg)
+        self.spec = get_problem(problem)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             msg = f"`batch_size` must be an int >= 1; got {batch_size!r}."
             raise InputError(msg)
@@ -161,7 +157,7 @@ class Surrogate:
     def grid(self) -> NDArray[np.float64]:
         """Grid coordinates: Burgers ``i/n`` (n,), Darcy ``i/(n-1)`` (n,) along each axis."""
         n = self.resolution
-        return np.arange(n) / n if self.problem == "burgers" else np.linspace(0.0, 1.0, n)
+        return self.spec.coordinates(n)
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -189,21 +185,12 @@ class Surrogate:
     def reference_solver(self) -> Any:
         """The classical solver that produced the training labels, rebuilt from provenance.
 
-        Falls back to the default ``BurgersSpectralSolver`` / ``DarcyFDSolver``.
+        Falls back to the problem's default solver (:func:`solvers.problems.get_problem`).
         """
-        from solvers.burgers import BurgersFDSolver, BurgersSpectralSolver
-        from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
+        from ..data.provenance import solver_from_record
 
-        classes = {c.__name__: c for c in (BurgersFDSolver, BurgersSpectralSolver,
-                                            DarcyFDSolver, DarcyFEMSolver)}
-        cfg: dict[str, Any] = {}
-        text = self.provenance.get("config_json")
-        if isinstance(text, str):
-            cfg = json.loads(text)
-        cls_name = cfg.get("solver_class")
-        if cls_name in classes and isinstance(cfg.get("solver_config"), dict):
-            return classes[cls_name](**cfg["solver_config"])
-        return BurgersSpectralSolver() if self.problem == "burgers" else DarcyFDSolver()
+        solver = solver_from_record(self.provenance, self.problem, source="run.json")
+        return self.spec.make_solver() if solver is None else solver
 
     # -- the solver contract -----------------------------------------------------------------
 
@@ -252,24 +239,23 @@ class Surrogate:
         if initial_guess is not None:
             msg = f"`initial_guess` must be None for a surrogate; got {type(initial_guess).__name__}."
             raise InputError(msg)
-        name, core = _INPUT_NAME[self.problem], _CORE_DIMS[self.problem]
+        name, core = self.spec.input_name, self.spec.dims
         ndim = np.ndim(getattr(inputs, "values", inputs))
         if ndim not in (len(core), len(core) + 1):
-            other = "darcy" if self.problem == "burgers" else "burgers"
             msg = (f"`{name}` must be {self.problem} input with shape (n_samples, "
                    f"{', '.join(core)}) or ({', '.join(core)},); got a {ndim}-D array (shape "
-                   f"{np.shape(getattr(inputs, 'values', inputs))}), like {other} input. This "
-                   f"surrogate was trained on {self.problem} at resolution {self.resolution}.")
+                   f"{np.shape(getattr(inputs, 'values', inputs))}), the input of another "
+                   f"problem. This surrogate was trained on {self.problem} at resolution "
+                   f"{self.resolution}.")
             raise ShapeError(msg)
         batch = as_batch(inputs, name=name, core_dims=core)
         values = batch.values
-        if self.problem == "darcy":
-            if values.shape[1] != values.shape[2]:
-                msg = f"`a` must be on a square n x n node grid; got shape {values.shape[1:]}."
-                raise ShapeError(msg)
-            if (values <= 0).any():
-                msg = f"`a` must be > 0 everywhere; got minimum {values.min()!r}."
-                raise InputError(msg)
+        if len(set(values.shape[1:])) > 1:
+            msg = f"`{name}` must be on a square grid; got shape {values.shape[1:]}."
+            raise ShapeError(msg)
+        if self.spec.positive_input and (values <= 0).any():
+            msg = f"`{name}` must be > 0 everywhere; got minimum {values.min()!r}."
+            raise InputError(msg)
         n_in = values.shape[-1]
         if n_in != self.resolution and not resample:
             want = (self.resolution,) * len(core)
@@ -284,7 +270,7 @@ class Surrogate:
         elapsed = time.perf_counter() - t0
         n_s = len(values)
         residual = np.full(n_s, np.nan)
-        if self.problem == "darcy":
+        if self.spec.linear_system:
             residual = _darcy_residual(self.reference_solver(), values, pred)
         report = SolveReport(iterations=np.zeros(n_s, dtype=np.int64), residual=residual,
                              solve_time=np.full(n_s, elapsed / n_s), method=self.name)
@@ -292,7 +278,7 @@ class Surrogate:
 
     def ood_score(self, inputs: Any) -> NDArray[np.float64]:
         """Squared Mahalanobis distance of each input's statistics (NaN without a reference)."""
-        batch = as_batch(inputs, name=_INPUT_NAME[self.problem], core_dims=_CORE_DIMS[self.problem])
+        batch = as_batch(inputs, name=self.spec.input_name, core_dims=self.spec.dims)
         if self.ood_reference is None:
             return np.full(len(batch.values), np.nan)
         return self.ood_reference.score(batch.values)
@@ -300,14 +286,14 @@ class Surrogate:
     # -- internals ---------------------------------------------------------------------------
 
     def _to_model_grid(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        if self.problem == "burgers":
+        if self.spec.periodic:
             return resample_periodic(values, self.resolution)
         return resample_nodes(values, self.resolution, order=0)
 
     def _from_model_grid(self, pred: NDArray[np.float64], n: int) -> NDArray[np.float64]:
         if pred.shape[-1] == n:
             return pred
-        if self.problem == "burgers":
+        if self.spec.periodic:
             return resample_periodic(pred, n)
         return resample_nodes(pred, n, order=1)
 

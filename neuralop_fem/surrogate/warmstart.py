@@ -29,8 +29,8 @@ import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import NDArray
 
-from solvers.contract import as_batch
 from solvers._darcy_linear import amg_hierarchy, gmg_hierarchy, pcg
+from solvers.contract import as_batch
 
 from ..errors import ConvergenceError, InputError
 

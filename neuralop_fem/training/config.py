@@ -21,17 +21,21 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from solvers.problems import PROBLEMS
+
 from ..errors import ConfigError
 
 __all__ = [
     "TASKS",
     "TRAIN_PRESETS",
     "TrainConfig",
+    "task_of_preset",
     "training_preset",
 ]
 
-#: Learning problems: which dataset class, normalisers and loss weighting are used.
-TASKS = ("burgers", "darcy", "darcy-inverse")
+#: Learning problems (names of :data:`solvers.problems.PROBLEMS`): which dataset class,
+#: normalisers and loss weighting are used.
+TASKS: tuple[str, ...] = tuple(PROBLEMS)
 _AMP = ("none", "bf16")
 #: Fields that may differ between an interrupted run and its resumption.
 RESUME_FREE_FIELDS = ("device", "num_workers")
@@ -239,23 +243,31 @@ class TrainConfig:
         return self.from_dict({**self.to_dict(), **changes})
 
 
-def _task_of(preset: str) -> str:
-    if preset.startswith("darcy-inverse"):
-        return "darcy-inverse"
-    return "darcy" if preset.startswith("darcy") else "burgers"
+#: The paper's settings per task (PAPER_SPEC §6): Burgers n = 512 (8192 / 16), batch 8, 128
+#: steps per epoch; Darcy 141 x 141 (421 strided by 3), batch 4, attention grid 43 by the
+#: model's rule; inverse: u at 141 -> coefficient on the 36 x 36 grid, noise 1 %.
+_TASK_SETTINGS: dict[str, dict[str, Any]] = {
+    "burgers": {"resolution": 512, "batch_size": 8, "gamma": 0.1},
+    "darcy": {"resolution": 141, "batch_size": 4, "gamma": 0.5},
+    "darcy-inverse": {"resolution": 141, "batch_size": 4, "gamma": 0.0, "noise": 0.01},
+}
+#: 2D forward models whose attention is a Fourier/softmax kernel train at half the peak lr.
+_HALF_LR = {("darcy", "fourier"), ("darcy", "softmax")}
+
+
+def task_of_preset(preset: str) -> str:
+    """The task of a preset name: the longest registry problem name it starts with."""
+    matches = [p for p in TASKS if preset == p or preset.startswith(f"{p}-")]
+    if not matches:
+        msg = f"preset {preset!r} must start with a task name, one of {', '.join(TASKS)}."
+        raise ConfigError(msg)
+    return max(matches, key=len)
 
 
 def _preset_config(preset: str) -> TrainConfig:
-    task = _task_of(preset)
-    if task == "burgers":
-        # n = 512 (8192 / 16), batch 8: 128 steps per epoch (PAPER_SPEC §6).
-        return TrainConfig(task=task, resolution=512, batch_size=8, gamma=0.1)
-    lr = 5e-4 if task == "darcy" and preset.split("-")[-1] in ("fourier", "softmax") else 1e-3
-    if task == "darcy":
-        # 141 x 141 (421 strided by 3), batch 4; attention grid 43 by the model's rule.
-        return TrainConfig(task=task, resolution=141, batch_size=4, gamma=0.5, lr_max=lr)
-    # Inverse: u at 141 -> coefficient on the 36 x 36 grid; noise 1 % (paper default).
-    return TrainConfig(task=task, resolution=141, batch_size=4, gamma=0.0, lr_max=lr, noise=0.01)
+    task = task_of_preset(preset)
+    lr = 5e-4 if (task, preset.split("-")[-1]) in _HALF_LR else 1e-3
+    return TrainConfig(task=task, lr_max=lr, **_TASK_SETTINGS[task])
 
 
 def _all_presets() -> dict[str, TrainConfig]:

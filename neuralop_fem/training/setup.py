@@ -19,12 +19,17 @@ import torch
 import xarray as xr
 from torch import nn
 
+from solvers.problems import Problem, get_problem
+
+from ..data.provenance import dataset_provenance
 from ..errors import ConfigError, DatasetError
 from .config import TrainConfig
 
 __all__ = ["TrainingData", "build_training_data", "make_dataset", "split_indices"]
 
-_PROBLEM = {"burgers": "burgers", "darcy": "darcy", "darcy-inverse": "darcy"}
+#: Tasks whose network input is normalised pointwise (Darcy coefficients, inverse-problem
+#: solutions); Burgers inputs stay raw (the paper's point: its layer normalisation copes).
+_NORMALISED_INPUT = frozenset({"darcy", "darcy-inverse"})
 
 
 def split_indices(n_samples: int, config: TrainConfig) -> dict[str, np.ndarray]:
@@ -94,12 +99,11 @@ def make_dataset(
     For the inverse task ``coarse`` is the target grid, and the input gets the fixed noise of
     level ``config.noise`` (seeded by ``config.seed`` and the sample index) when ``noisy``.
     """
-    from ..data.datasets import BurgersDataset, DarcyDataset, DarcyInverseDataset
+    from ..data.datasets import DATASETS, DarcyInverseDataset
 
-    if config.task == "burgers":
-        return BurgersDataset(data, resolution=resolution, indices=indices, in_memory=in_memory)
-    if config.task == "darcy":
-        return DarcyDataset(data, resolution=resolution, indices=indices, in_memory=in_memory)
+    if not get_problem(config.task).inverse:
+        cls = DATASETS[config.task]
+        return cls(data, resolution=resolution, indices=indices, in_memory=in_memory)
     noise = config.noise if noisy else 0.0
     return DarcyInverseDataset(
         data, n_fine=resolution, n_coarse=int(coarse), noise=noise,
@@ -129,29 +133,11 @@ class TrainingData:
 def check_problem(data: xr.Dataset, config: TrainConfig, *, preset: str | None = None) -> None:
     """Refuse a dataset whose ``problem`` does not fit the task."""
     problem = data.attrs.get("problem")
-    want = _PROBLEM[config.task]
+    want = get_problem(config.task).data_problem
     if problem != want:
         who = f"preset {preset!r}" if preset else f"task {config.task!r}"
         msg = f"the data must be a {want} dataset for {who}; got a {problem} dataset."
         raise ConfigError(msg)
-
-
-def provenance(data: xr.Dataset, path: Any) -> dict[str, Any]:
-    """Plain-JSON description of a dataset (path, problem, size, attributes)."""
-    attrs: dict[str, Any] = {}
-    for key, value in data.attrs.items():
-        if isinstance(value, np.generic):
-            value = value.item()
-        if isinstance(value, str | int | float | bool):
-            attrs[str(key)] = value
-    return {
-        "path": None if path is None else os.path.abspath(os.fspath(path)),
-        "problem": data.attrs.get("problem"),
-        "n_samples": int(data.sizes["sample"]),
-        "grid": [int(data.sizes[d]) for d in ("x", "y") if d in data.sizes],
-        "config_json": data.attrs.get("config_json"),
-        "attrs": attrs,
-    }
 
 
 def build_training_data(
@@ -160,17 +146,22 @@ def build_training_data(
     *,
     model: nn.Module,
     preset: str | None = None,
+    path: str | os.PathLike[str] | None = None,
 ) -> TrainingData:
     """Split ``data``, build the three datasets and fit the normalisers on the training split.
 
     Parameters
     ----------
     data : xarray.Dataset or path
+        An opened (validated) dataset is used as it is; a path is opened once.
     config : TrainConfig
     model : nn.Module
         The bare model (its ``output_size`` gives the inverse problem's coarse grid).
     preset : str, optional
         Named in error messages.
+    path : path, optional
+        The file ``data`` was opened from (recorded in the provenance); default: ``data``
+        itself when it is a path.
 
     Raises
     ------
@@ -181,14 +172,16 @@ def build_training_data(
     """
     from ..data.normalizer import UnitGaussianNormalizer
 
-    path = None if isinstance(data, xr.Dataset) else data
+    if path is None and not isinstance(data, xr.Dataset):
+        path = data
     ds = open_data(data)
     check_problem(ds, config, preset=preset)
+    problem = get_problem(config.task)
     n_full = int(ds.sizes["x"])
     resolution = n_full if config.resolution is None else config.resolution
     splits = split_indices(int(ds.sizes["sample"]), config)
     coarse = None
-    if config.task == "darcy-inverse":
+    if problem.inverse:
         coarse = int(model.output_size(resolution))
         if (resolution - 1) % (coarse - 1):
             msg = (
@@ -200,20 +193,17 @@ def build_training_data(
     make = dict(resolution=resolution, coarse=coarse)
     in_norm = out_norm = None
     pointwise = config.target_normalizer == "reference"
-    if config.task == "burgers":
+    if not problem.inverse:
         train = make_dataset(ds, config, indices=splits["train"], **make)
-        if not pointwise:
+        if config.task in _NORMALISED_INPUT:
+            in_norm = UnitGaussianNormalizer.fit(train.stacked("input"))
+            out_norm = UnitGaussianNormalizer.fit(train.stacked("target"), pointwise=pointwise)
+        elif not pointwise:  # raw inputs; a global target normaliser on request
             out_norm = UnitGaussianNormalizer.fit(
-                train.stacked("target"), periodic=True, pointwise=False
+                train.stacked("target"), periodic=problem.periodic, pointwise=False
             )
         else:
             _warn_small_targets(train)
-        val = make_dataset(ds, config, indices=splits["val"], **make)
-        test = make_dataset(ds, config, indices=splits["test"], **make)
-    elif config.task == "darcy":
-        train = make_dataset(ds, config, indices=splits["train"], **make)
-        in_norm = UnitGaussianNormalizer.fit(train.stacked("input"))
-        out_norm = UnitGaussianNormalizer.fit(train.stacked("target"), pointwise=pointwise)
         val = make_dataset(ds, config, indices=splits["val"], **make)
         test = make_dataset(ds, config, indices=splits["test"], **make)
     else:
@@ -230,8 +220,8 @@ def build_training_data(
     return TrainingData(
         train=train, val=val, test=test, splits=splits, resolution=resolution,
         coarse_resolution=coarse, input_normalizer=in_norm, output_normalizer=out_norm,
-        dirichlet=config.task == "darcy", provenance=provenance(ds, path),
-        ood_reference=_ood_reference(train, config.task),
+        dirichlet=problem.zero_boundary_output, provenance=dataset_provenance(ds, path),
+        ood_reference=_ood_reference(ds, splits["train"], resolution, train, problem),
     )
 
 
@@ -252,12 +242,21 @@ def _warn_small_targets(train: Any) -> None:
         warnings.warn(msg, UserWarning, stacklevel=3)
 
 
-def _ood_reference(train: Any, task: str) -> dict[str, Any] | None:
-    """The surrogate's out-of-distribution reference of the (already loaded) training inputs,
-    stored in run.json; None for the inverse task."""
-    from ..data.ood import STAT_NAMES, reference_from_inputs
+def _ood_reference(ds: xr.Dataset, train_indices: np.ndarray, resolution: int, train: Any,
+                   problem: Problem) -> dict[str, Any] | None:
+    """The surrogate's out-of-distribution reference of the training inputs (stored in run.json).
 
-    if task not in STAT_NAMES:
-        return None
-    ref = reference_from_inputs(train.stacked("input")[..., 0].numpy(), task)
+    Forward tasks use the training inputs already in memory; the inverse task the clean
+    (noise-free) solutions of the training samples on the training grid.
+    """
+    from ..data.ood import MAX_REFERENCE_SAMPLES, reference_from_inputs
+
+    if not problem.inverse:
+        inputs = train.stacked("input")[..., 0].numpy()
+    else:
+        stride = problem.stride(int(ds.sizes["x"]), resolution)
+        sel = {d: slice(None, None, stride) for d in problem.dims}
+        idx = train_indices[:MAX_REFERENCE_SAMPLES]
+        inputs = ds[problem.input_name].isel(sample=idx).isel(sel).values
+    ref = reference_from_inputs(inputs, problem.name)
     return None if ref is None else ref.to_dict()

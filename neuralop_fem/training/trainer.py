@@ -29,12 +29,13 @@ import xarray as xr
 from torch import nn
 
 from ..errors import ConfigError
+from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
 from . import checkpoint as ck
 from ._env import environment_info
 from .config import RESUME_FREE_FIELDS, TrainConfig
 from .distributed import DistContext, GlobalBatchSampler
-from .losses import operator_loss, relative_l2_error
+from .losses import operator_loss
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
 __all__ = ["AmpForward", "Trainer", "make_optimizer", "make_scheduler"]
@@ -167,13 +168,16 @@ class Trainer:
         self.config, self.model_config, self.preset = config, model_config, preset
         self.ctx, self.device = DistContext.from_env(config.device)
         self._t_start = time.perf_counter()
-        check_problem(open_data(data), config, preset=preset)  # before touching run_dir
+        path = None if isinstance(data, xr.Dataset) else data
+        dataset = open_data(data)  # opened (and validated) once
+        check_problem(dataset, config, preset=preset)  # before touching run_dir
         self._identity_value = self._identity(data)
         resume = self._check_run_dir(data, overwrite=overwrite)
 
         torch.manual_seed(config.seed)  # model initialisation
         model = MODEL_FAMILIES[family][1](model_config)
-        self.data: TrainingData = build_training_data(data, config, model=model, preset=preset)
+        self.data: TrainingData = build_training_data(dataset, config, model=model, preset=preset,
+                                                      path=path)
         self.operator = NormalizedOperator(
             model, input_normalizer=self.data.input_normalizer,
             output_normalizer=self.data.output_normalizer, dirichlet=self.data.dirichlet,
@@ -318,7 +322,7 @@ class Trainer:
         return operator_loss(
             pred.float(), batch["target"],
             target_grad=batch.get("target_grad") if gamma > 0 else None,
-            coefficient=batch.get("coefficient") if self.config.task == "darcy" else None,
+            coefficient=batch.get("coefficient"),  # the H1 weight K: Darcy forward only
             gamma=gamma,
         )
 
@@ -345,10 +349,11 @@ class Trainer:
         module.eval()
         loader = torch.utils.data.DataLoader(dataset, batch_size=self.config.eval_batch_size)
         out = [
-            relative_l2_error(module(b["input"].to(self.device)).float(), b["target"].to(self.device))
+            relative_l2(module(b["input"].to(self.device)).to("cpu", torch.float64).numpy(),
+                        b["target"].to(torch.float64).numpy())
             for b in loader
         ]
-        return torch.cat(out).double().cpu().numpy()
+        return np.concatenate(out)
 
     def fit(
         self,

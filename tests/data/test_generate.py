@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from neuralop_fem.data.generation import executors as _generate_run
 from neuralop_fem.data.generation import (
     BurgersDataConfig,
     DarcyDataConfig,
     generate,
     read_generation_settings,
 )
+from neuralop_fem.data.generation import executors as _generate_run
 from neuralop_fem.data.generation.store import PartialRun, chunk_bounds, partial_dir
 from neuralop_fem.data.io import load_dataset
 from neuralop_fem.errors import ConfigError, DatasetError

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from neuralop_fem.data import io, load_dataset, save_dataset, schema
+from neuralop_fem.data import io, load_dataset, save_dataset
 from neuralop_fem.errors import DatasetError, InputError
 
 from .conftest import make_burgers, make_darcy
@@ -191,7 +191,7 @@ def test_unknown_schema_version(tmp_path, burgers_ds):
 def test_wrong_grid(tmp_path, burgers_ds):
     path = tmp_path / "grid.nc"
     burgers_ds.assign_coords(x=burgers_ds["x"] * 0.5).to_netcdf(path)
-    with pytest.raises(DatasetError, match=r"grid\.nc: coordinate `x` must be the uniform grid i/n"):
+    with pytest.raises(DatasetError, match=r"grid\.nc: coordinate `x` must be the uniform grid of 32 points, periodic x_i = i/32"):
         load_dataset(path)
 
 

@@ -9,7 +9,7 @@ import sys
 import torch
 
 from neuralop_fem.models import PRESETS
-from neuralop_fem.training import Trainer, TrainConfig
+from neuralop_fem.training import TrainConfig, Trainer
 
 from .conftest import TINY_BURGERS, set_args
 

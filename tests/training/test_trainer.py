@@ -11,7 +11,7 @@ import torch
 from neuralop_fem.data import load_dataset
 from neuralop_fem.errors import ConfigError
 from neuralop_fem.models import PRESETS
-from neuralop_fem.training import Trainer, TrainConfig, load_trained, read_run_info
+from neuralop_fem.training import TrainConfig, Trainer, load_trained, read_run_info
 
 from .conftest import TINY_BURGERS, TINY_DARCY, TINY_INVERSE
 

@@ -16,10 +16,12 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
+from solvers.problems import get_problem
+
 from .. import schema as S
-from .store import PartialRun, chunk_bounds
 from ..io import load_dataset, save_dataset
 from ..provenance import ATTR, generation_record
+from .store import PartialRun, chunk_bounds
 
 __all__ = ["assemble"]
 
@@ -36,10 +38,10 @@ def _template(problem: str, first: dict[str, Any], attrs: dict[str, Any], time: 
     one = {k: v[:1] for k, v in first.items()}
     diag = {S.SEED: one["seed"], S.ITERATIONS: one["iterations"], S.RESIDUAL: one["residual"],
             S.SOLVE_TIME: one["solve_time"]}
-    if problem == "burgers":
-        extra = {"u_t": one["u_t"], "time": time} if "u_t" in one else {}
-        return S.burgers_dataset(one["u0"], one["u"], attrs=attrs, **diag, **extra)
-    return S.darcy_dataset(one["a"], one["u"], attrs=attrs, **diag)
+    spec = get_problem(problem)
+    extra = {"u_t": one["u_t"], "time": time} if "u_t" in one else {}
+    return S.DATASET_BUILDERS[problem](one[spec.input_name], one[spec.output_name], attrs=attrs,
+                                       **diag, **extra)
 
 
 def _file_attrs(manifest: dict[str, Any], source: str) -> dict[str, Any]:
