@@ -64,13 +64,12 @@ def test_near_exact_prediction_needs_fewer_iterations(problem, linear_solver):
 
 def test_deflated_pcg_converges_and_is_exact_for_the_solution(problem):
     solver, a, u = problem
+    solver = dataclasses.replace(solver, linear_solver="cg", maxiter=500)
     (a_mat, b), _ = discrete_systems(solver, a)
-    inv_d = 1.0 / a_mat.diagonal()
-    x, its, res = deflated_pcg(a_mat, b, u[0, 1:-1, 1:-1].ravel(), lambda r: inv_d * r,
-                               tol=1e-10, maxiter=500)
+    x, its, res = deflated_pcg(solver, a_mat, b, u[0, 1:-1, 1:-1].ravel(), n=33)
     assert its == 0 and res <= 1e-10  # the Galerkin projection onto span{u} is u itself
     w = (u[0] + 0.05 * u.max() * _smooth_bump(33))[1:-1, 1:-1].ravel()
-    x, its, res = deflated_pcg(a_mat, b, w, lambda r: inv_d * r, tol=1e-10, maxiter=500)
+    x, its, res = deflated_pcg(solver, a_mat, b, w, n=33)
     assert 0 < its < 500 and res <= 1e-10
     # converged to 1e-10 residual: agrees with the solver's solution to ~cond * 1e-10
     np.testing.assert_allclose(x, u[0, 1:-1, 1:-1].ravel(), rtol=1e-6, atol=1e-10)
@@ -101,6 +100,16 @@ def test_policy_warm_starts_poor_prediction(problem):
     assert list(rec["decision"].values) == ["warm_start", "warm_start"]
     assert (rec["surrogate_residual"] > 1e-2).all() and (rec["residual"] <= solver.tol).all()
     np.testing.assert_allclose(out, u, rtol=1e-6, atol=1e-12)  # both solved to 1e-10
+
+
+def test_policy_solves_from_scratch_when_the_prediction_is_worse_than_zero(problem):
+    solver, a, u = problem
+    bad = -3.0 * u  # residual ||b + 3 A u|| / ||b|| = 4 > 1, the zero start's
+    out, rec = SurrogatePolicy(Fixed(bad), solver).solve(a)
+    assert (rec["surrogate_residual"].values > 1).all()
+    assert list(rec["decision"].values) == ["scratch", "scratch"]
+    _, zero = solver.solve_with_report(a)
+    np.testing.assert_array_equal(rec["iterations"].values, zero.iterations)
 
 
 def test_policy_solves_from_scratch_for_nan_prediction(problem):

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .._version import __version__
+from .. import __version__
 from ..errors import DatasetError
 from .provenance import ATTR, default_record
 

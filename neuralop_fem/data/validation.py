@@ -14,7 +14,7 @@ import xarray as xr
 
 from solvers.problems import get_problem
 
-from .._version import __version__
+from .. import __version__
 from ..errors import DatasetError
 from .schema import (
     DIAGNOSTICS,

@@ -29,7 +29,6 @@ import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import NDArray
 
-from solvers._darcy_linear import amg_hierarchy, gmg_hierarchy, pcg
 from solvers.contract import as_batch
 
 from ..errors import ConvergenceError, InputError
@@ -98,55 +97,47 @@ def relative_residual(solver: Any, a: NDArray[np.float64], u: NDArray[np.float64
     return res
 
 
-def _preconditioner(solver: Any, a_mat: sp.csr_matrix, n: int) -> Any:
-    if solver.linear_solver == "gmg":
-        return gmg_hierarchy(a_mat, n).aspreconditioner(cycle="V").matvec
-    if solver.linear_solver == "amg":
-        return amg_hierarchy(a_mat).aspreconditioner(cycle="V").matvec
-    inv_diag = 1.0 / a_mat.diagonal()
-    return lambda r: inv_diag * r
-
-
-def deflated_pcg(a_mat: sp.csr_matrix, b: NDArray[np.float64], w: NDArray[np.float64],
-                 precondition: Any, *, tol: float, maxiter: int) -> tuple[NDArray[np.float64], int, float]:
+def deflated_pcg(solver: Any, a_mat: sp.csr_matrix, b: NDArray[np.float64],
+                 w: NDArray[np.float64], *, n: int) -> tuple[NDArray[np.float64], int, float]:
     """Deflated preconditioned CG from zero with one deflation vector ``w`` (a prediction).
 
-    Starts from the Galerkin projection ``x0 = w (w^T b)/(w^T A w)`` (so ``r0`` is orthogonal
-    to ``w``) and keeps every search direction A-orthogonal to ``w`` (the solvers' own CG,
-    :func:`solvers._darcy_linear.pcg` with ``deflation=w``). Stops on the true relative
-    residual ``||b - A x|| / ||b|| <= tol``.
+    The solver's own linear solve (:meth:`solvers.darcy.DarcyFDSolver.solve_system`: same
+    preconditioner, tolerance and iteration cap) started from the Galerkin projection
+    ``x0 = w (w^T b)/(w^T A w)`` (so ``r0`` is orthogonal to ``w``), every search direction kept
+    A-orthogonal to ``w``. Stops on the true relative residual ``||b - A x|| / ||b|| <= tol``.
 
     Returns
     -------
     x, iterations, final relative residual.
     """
-    return pcg(a_mat, b, np.zeros_like(b), precondition, tol=tol, maxiter=maxiter, deflation=w)
+    return solver.solve_system(a_mat, b, n=n, x0=np.zeros_like(b), deflation=w)
 
 
-def _one(solver: Any, a: NDArray[np.float64], guess: NDArray[np.float64] | None) -> tuple[int, float, float]:
-    """(iterations, residual, seconds) of the solver's own solve of one sample."""
-    _, rep = solver.solve_with_report(a, initial_guess=guess)
-    return int(rep.iterations[0]), float(rep.residual[0]), float(rep.solve_time[0])
+def _start(variant: str, a_mat: sp.csr_matrix, b: NDArray[np.float64],
+           p: NDArray[np.float64]) -> dict[str, Any]:
+    """The keyword arguments of ``solve_system`` that make ``variant``'s start."""
+    if variant == "zero":
+        return {}
+    if variant == "warm":
+        return {"x0": p}
+    if variant == "projected":
+        return {"x0": p * (float(p @ b) / float(p @ (a_mat @ p)))}
+    return {"x0": np.zeros_like(b), "deflation": p}
 
 
-def _projected(solver: Any, a: NDArray[np.float64], pred: NDArray[np.float64]) -> tuple[int, float, float]:
-    t0 = time.perf_counter()
-    (a_mat, b), = discrete_systems(solver, a[None])
-    p = pred[1:-1, 1:-1].ravel()
-    alpha = float(p @ b) / float(p @ (a_mat @ p))
-    t_proj = time.perf_counter() - t0
-    its, res, t = _one(solver, a, alpha * pred)
-    return its, res, t + t_proj
+def _timed_solve(solver: Any, a: NDArray[np.float64], pred: NDArray[np.float64],
+                 variant: str) -> tuple[int, float, float]:
+    """(iterations, residual, seconds) of one sample: assembly + start + the solver's solve.
 
-
-def _deflated(solver: Any, a: NDArray[np.float64], pred: NDArray[np.float64]) -> tuple[int, float, float]:
-    t0 = time.perf_counter()
-    (a_mat, b), = discrete_systems(solver, a[None])
+    Every variant goes through the same code (the solver's assembly and its own linear solve
+    with its own preconditioner), so the variants differ only in their start.
+    """
     n = a.shape[-1]
-    maxiter = solver.maxiter or (max(1000, 10 * n) if solver.linear_solver == "cg" else 200)
-    _, its, res = deflated_pcg(a_mat, b, pred[1:-1, 1:-1].ravel(), _preconditioner(solver, a_mat, n),
-                               tol=solver.tol, maxiter=maxiter)
-    return its, res, time.perf_counter() - t0
+    t0 = time.perf_counter()
+    (a_mat, b), = solver.systems(a[None])
+    p = pred[1:-1, 1:-1].ravel()
+    _, its, res = solver.solve_system(a_mat, b, n=n, **_start(variant, a_mat, b, p))
+    return int(its), float(res), time.perf_counter() - t0
 
 
 def measure_warm_start(solver: Any, a: NDArray[np.float64], prediction: NDArray[np.float64], *,
@@ -194,17 +185,10 @@ def measure_warm_start(solver: Any, a: NDArray[np.float64], prediction: NDArray[
     t_pred = np.broadcast_to(np.asarray(prediction_time, dtype=np.float64), (len(a),))
     for j, tol in enumerate(tolerances):
         sol = dataclasses.replace(solver, tol=float(tol))
-        for i, variant in enumerate(variants):
-            for s in range(len(a)):
-                for _ in range(repeats):
-                    if variant == "zero":
-                        out = _one(sol, a[s], None)
-                    elif variant == "warm":
-                        out = _one(sol, a[s], prediction[s])
-                    elif variant == "projected":
-                        out = _projected(sol, a[s], prediction[s])
-                    else:
-                        out = _deflated(sol, a[s], prediction[s])
+        for s in range(len(a)):
+            for _ in range(repeats):  # variants interleaved, so load drifts hit all alike
+                for i, variant in enumerate(variants):
+                    out = _timed_solve(sol, a[s], prediction[s], variant)
                     its[i, j, s], res[i, j, s] = out[0], out[1]
                     secs[i, j, s] = min(secs[i, j, s], out[2])
     extra = np.array([0.0 if v == "zero" else 1.0 for v in variants])[:, None, None] * t_pred
@@ -224,9 +208,10 @@ class SurrogatePolicy:
 
     For each coefficient sample the surrogate's prediction ``p`` is checked against the
     solver's own discrete system: if ``||b - A p|| / ||b|| <= accept_residual`` it is
-    accepted as is; otherwise the solver runs from ``initial_guess=p`` (a warm start); if that
-    fails (:class:`~solvers.errors.ConvergenceError`) or the prediction is not finite, the
-    solver runs from zero.
+    accepted as is; otherwise the solver runs from ``initial_guess=p`` (a warm start) when ``p`` is a better start than zero
+    (relative residual below 1, the zero start's); if that fails
+    (:class:`~solvers.errors.ConvergenceError`), or the prediction is not finite or worse than
+    zero, the solver runs from zero.
 
     Parameters
     ----------
@@ -292,7 +277,9 @@ class SurrogatePolicy:
                 u[s, [0, -1], :] = 0.0
                 u[s, :, [0, -1]] = 0.0
                 continue
-            guess = pred[s] if np.isfinite(r_sur[s]) else None
+            # A prediction is a better start than zero only if its residual is below the zero
+            # start's, ||b - A 0|| / ||b|| = 1.
+            guess = pred[s] if np.isfinite(r_sur[s]) and r_sur[s] < 1.0 else None
             decision[s] = "warm_start" if guess is not None else "scratch"
             try:
                 sol, rep = self.solver.solve_with_report(a[s], initial_guess=guess)

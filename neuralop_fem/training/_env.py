@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._version import __version__
+from .. import __version__
 
 __all__ = ["environment_info"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._version import __version__
+from ... import __version__
 from ...errors import ConfigError, DatasetError
 from ..provenance import ATTR, generation_settings
 from .assemble import assemble
