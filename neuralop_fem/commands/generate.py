@@ -136,7 +136,7 @@ def _build_config(args: argparse.Namespace, base: Any) -> Any:
         value = getattr(args, field.name, None)
         if value is not None:
             overrides[field.name] = tuple(value) if isinstance(value, list) else value
-    return dataclasses.replace(base, **overrides)
+    return base.replace(**overrides)
 
 
 def run(args: argparse.Namespace) -> int:

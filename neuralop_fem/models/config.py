@@ -1,18 +1,25 @@
 """Frozen, JSON-serialisable configurations of the operator learners.
 
-One dataclass per model family. Every field is a plain ``int``, ``float``, ``str`` or
-``bool``; ``to_dict()`` / ``from_dict()`` round-trip through JSON and ``from_dict``
-rejects unknown keys. Shared parameter meanings are documented once, on
+One dataclass per model family, each a :class:`~neuralop_fem.config_base.FrozenConfig`. Every
+field is a plain ``int``, ``float``, ``str`` or ``bool``; ``to_dict()`` / ``from_dict()``
+round-trip through JSON and ``from_dict`` rejects unknown keys. Shared parameter meanings are documented once, on
 :class:`Transformer1dConfig`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from solvers.errors import InputError
+from ..config_base import (
+    FrozenConfig,
+    choice,
+    nonnegative_float,
+    positive_float,
+    positive_int,
+    rate,
+)
+from ..errors import ConfigError
 
 __all__ = [
     "ATTENTION_KINDS",
@@ -28,65 +35,27 @@ NORM_SCHEMES = ("attention", "post")
 FOURIER_SCALES = ("sqrt", "none")
 
 
-class _ConfigMixin:
-    """``to_dict`` / ``from_dict`` and validation helpers shared by every config."""
+class _ConfigMixin(FrozenConfig):
+    """The shared base (:class:`~neuralop_fem.config_base.FrozenConfig`: ``to_dict`` /
+    ``from_dict`` / ``replace``) plus field-by-name validation helpers."""
 
     family: ClassVar[str]
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the fields as a JSON-serialisable dict (no ``family`` key)."""
-        return dataclasses.asdict(self)  # type: ignore[call-overload]
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        """Build a config from ``to_dict()`` output; unknown keys raise :class:`InputError`."""
-        if not isinstance(data, dict):
-            msg = f"`data` must be a dict of {cls.__name__} fields; got {type(data).__name__}."
-            raise InputError(msg)
-        valid = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-        unknown = sorted(set(data) - set(valid))
-        if unknown:
-            msg = (
-                f"Unknown {cls.__name__} key(s) {unknown}; valid keys: {', '.join(valid)}."
-            )
-            raise InputError(msg)
-        return cls(**data)
-
-    def replace(self, **changes: Any) -> Any:
-        """Return a copy with ``changes`` applied (validated like the constructor)."""
-        return self.from_dict({**self.to_dict(), **changes})
-
-    # -- validation helpers -------------------------------------------------------
     def _positive_int(self, *names: str) -> None:
         for name in names:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                msg = f"`{name}` must be a positive int; got {value!r}."
-                raise InputError(msg)
+            positive_int(getattr(self, name), name)
 
     def _rate(self, *names: str) -> None:
         for name in names:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not (
-                0.0 <= value < 1.0
-            ):
-                msg = f"`{name}` must be a dropout rate in [0, 1); got {value!r}."
-                raise InputError(msg)
+            self._set(name, rate(getattr(self, name), name))
 
     def _nonneg_float(self, *names: str, strict: bool = False) -> None:
+        check = positive_float if strict else nonnegative_float
         for name in names:
-            value = getattr(self, name)
-            bad = isinstance(value, bool) or not isinstance(value, int | float)
-            if bad or value < 0 or (strict and value == 0) or value != value:
-                what = "> 0" if strict else ">= 0"
-                msg = f"`{name}` must be a float {what}; got {value!r}."
-                raise InputError(msg)
+            self._set(name, check(getattr(self, name), name))
 
     def _choice(self, name: str, options: tuple[str, ...]) -> None:
-        value = getattr(self, name)
-        if value not in options:
-            msg = f"`{name}` must be one of {', '.join(map(repr, options))}; got {value!r}."
-            raise InputError(msg)
+        choice(getattr(self, name), name, options)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,13 +98,13 @@ class _EncoderFields(_ConfigMixin):
                 f"`d_model` must be divisible by `num_heads`={self.num_heads}; "
                 f"got {self.d_model}."
             )
-            raise InputError(msg)
+            raise ConfigError(msg)
         if self.attention == "afno" and self.d_model % self.afno_blocks:
             msg = (
                 f"`d_model` must be divisible by `afno_blocks`={self.afno_blocks}; "
                 f"got {self.d_model}."
             )
-            raise InputError(msg)
+            raise ConfigError(msg)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,13 +215,14 @@ class Transformer2dConfig(_EncoderFields):
         self._choice("output_grid", ("fine", "coarse"))
         self._choice("decoder", ("spectral", "pointwise"))
         self._rate("downsampler_dropout", "upsampler_dropout", "decoder_dropout")
-        ratio = self.coarse_ratio
-        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio <= 1:
-            msg = f"`coarse_ratio` must be a float in (0, 1]; got {ratio!r}."
-            raise InputError(msg)
+        ratio = positive_float(self.coarse_ratio, "coarse_ratio")
+        if ratio > 1:
+            msg = f"`coarse_ratio` must be a float in (0, 1]; got {self.coarse_ratio!r}."
+            raise ConfigError(msg)
+        self._set("coarse_ratio", ratio)
         if self.d_model < 3:
             msg = f"`d_model` must be >= 3 (the CiNN splits it in three); got {self.d_model}."
-            raise InputError(msg)
+            raise ConfigError(msg)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,14 +15,21 @@ Choices that differ from the reference code (documented in ``docs/training.md``)
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from solvers.problems import PROBLEMS
 
+from ..config_base import (
+    FrozenConfig,
+    choice,
+    finite_float,
+    flag,
+    nonnegative_float,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 from ..errors import ConfigError
 
 __all__ = [
@@ -48,12 +55,8 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 @dataclass(frozen=True, kw_only=True)
-class TrainConfig:
+class TrainConfig(FrozenConfig):
     """Every setting of a training run (the model's settings live in its own config).
 
     Parameters
@@ -133,50 +136,33 @@ class TrainConfig:
     target_normalizer: str = "reference"
 
     def __post_init__(self) -> None:
-        if self.task not in TASKS:
-            msg = f"`task` must be one of {', '.join(map(repr, TASKS))}; got {self.task!r}."
-            raise ConfigError(msg)
-        if self.amp not in _AMP:
-            msg = f"`amp` must be one of {', '.join(map(repr, _AMP))}; got {self.amp!r}."
-            raise ConfigError(msg)
+        self._set("task", choice(self.task, "task", TASKS))
+        self._set("amp", choice(self.amp, "amp", _AMP))
         for name in ("epochs", "batch_size", "eval_batch_size", "n_train", "n_val", "n_test"):
-            value = getattr(self, name)
-            if not _is_int(value) or value < 1:
-                msg = f"`{name}` must be an integer >= 1; got {value!r}."
-                raise ConfigError(msg)
+            self._set(name, positive_int(getattr(self, name), name))
         for name in ("seed", "num_workers"):
-            value = getattr(self, name)
-            if not _is_int(value) or value < 0:
-                msg = f"`{name}` must be an integer >= 0; got {value!r}."
-                raise ConfigError(msg)
+            self._set(name, nonnegative_int(getattr(self, name), name))
         for name in ("lr_max", "div_factor", "final_div_factor"):
-            value = getattr(self, name)
-            if not _is_number(value) or value <= 0:
-                msg = f"`{name}` must be a finite number > 0; got {value!r}."
-                raise ConfigError(msg)
+            self._set(name, positive_float(getattr(self, name), name))
         for name in ("grad_clip", "gamma", "noise"):
-            value = getattr(self, name)
-            if not _is_number(value) or value < 0:
-                msg = f"`{name}` must be a finite number >= 0; got {value!r}."
-                raise ConfigError(msg)
-        if self.target_normalizer not in _TARGET_NORMALIZERS:
-            msg = (
-                f"`target_normalizer` must be one of {', '.join(map(repr, _TARGET_NORMALIZERS))}; "
-                f"got {self.target_normalizer!r}."
-            )
-            raise ConfigError(msg)
-        if not _is_number(self.pct_start) or not 0 < self.pct_start < 1:
+            self._set(name, nonnegative_float(getattr(self, name), name))
+        self._set("target_normalizer",
+                  choice(self.target_normalizer, "target_normalizer", _TARGET_NORMALIZERS))
+        pct = finite_float(self.pct_start, "pct_start")
+        if not 0 < pct < 1:
             msg = f"`pct_start` must be a number in (0, 1); got {self.pct_start!r}."
             raise ConfigError(msg)
-        if not isinstance(self.deterministic, bool):
-            msg = f"`deterministic` must be a bool; got {self.deterministic!r}."
-            raise ConfigError(msg)
+        self._set("pct_start", pct)
+        self._set("deterministic", flag(self.deterministic, "deterministic"))
         if not isinstance(self.device, str) or not self.device:
             msg = f"`device` must be 'auto', 'cpu', 'cuda' or 'cuda:K'; got {self.device!r}."
             raise ConfigError(msg)
-        if self.resolution is not None and (not _is_int(self.resolution) or self.resolution < 2):
-            msg = f"`resolution` must be an integer >= 2 or None; got {self.resolution!r}."
-            raise ConfigError(msg)
+        if self.resolution is not None:
+            n = positive_int(self.resolution, "resolution")
+            if n < 2:
+                msg = f"`resolution` must be an integer >= 2 or None; got {self.resolution!r}."
+                raise ConfigError(msg)
+            self._set("resolution", n)
         self._check_indices()
 
     def _check_indices(self) -> None:
@@ -198,7 +184,7 @@ class TrainConfig:
             ):
                 msg = f"`{name}` must be a non-empty sequence of integers >= 0; got {value!r}."
                 raise ConfigError(msg)
-            object.__setattr__(self, name, tuple(int(i) for i in value))
+            self._set(name, tuple(int(i) for i in value))
             for i in value:
                 if i in seen:
                     msg = (
@@ -206,41 +192,6 @@ class TrainConfig:
                     )
                     raise ConfigError(msg)
                 seen[i] = name
-
-    # -- serialisation ---------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-serialisable dict (index tuples become lists)."""
-        out = dataclasses.asdict(self)
-        for name in ("train_indices", "val_indices", "test_indices"):
-            if out[name] is not None:
-                out[name] = list(out[name])
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Inverse of :meth:`to_dict`; unknown keys raise :class:`ConfigError`."""
-        if not isinstance(data, dict):
-            msg = f"`data` must be a dict of TrainConfig fields; got {type(data).__name__}."
-            raise ConfigError(msg)
-        valid = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(valid))
-        if unknown:
-            msg = f"Unknown TrainConfig key(s) {unknown}; valid keys: {', '.join(valid)}."
-            raise ConfigError(msg)
-        return cls(**data)
-
-    def to_json(self) -> str:
-        """JSON text of :meth:`to_dict`."""
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> TrainConfig:
-        """Inverse of :meth:`to_json`."""
-        return cls.from_dict(json.loads(text))
-
-    def replace(self, **changes: Any) -> TrainConfig:
-        """Copy with ``changes`` (validated; unknown names raise :class:`ConfigError`)."""
-        return self.from_dict({**self.to_dict(), **changes})
 
 
 #: The paper's settings per task (PAPER_SPEC §6): Burgers n = 512 (8192 / 16), batch 8, 128

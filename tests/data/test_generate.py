@@ -257,7 +257,7 @@ def test_config_round_trips_through_json():
     config = BurgersDataConfig(viscosity=0.1, output_times=(0.25, 1.0))
     back = BurgersDataConfig.from_dict(json.loads(json.dumps(config.to_dict())))
     assert back == config
-    with pytest.raises(ConfigError, match=r"unknown parameter\(s\) \['nu'\]"):
+    with pytest.raises(ConfigError, match=r"Unknown BurgersDataConfig key\(s\) \['nu'\]; valid keys: viscosity"):
         BurgersDataConfig.from_dict({"nu": 0.1})
 
 
@@ -269,3 +269,39 @@ def test_burgers_resolution_must_be_even():
 def test_read_settings_of_a_foreign_file(tmp_path):
     with pytest.raises(DatasetError, match="no such file"):
         read_generation_settings(tmp_path / "missing.nc")
+
+
+@pytest.mark.parametrize(
+    ("cls", "values", "field"),
+    [
+        (DarcyDataConfig, {"discretisation": "fem", "averaging": "arithmetic"}, "averaging"),
+        (DarcyDataConfig, {"element": "Q1"}, "element"),
+        (BurgersDataConfig, {"solver": "fd", "dt": 0.5}, "dt"),
+        (BurgersDataConfig, {"cfl": 0.5}, "cfl"),
+    ],
+)
+def test_an_option_of_the_solver_not_chosen_is_an_error(cls, values, field):
+    with pytest.raises(ConfigError, match=rf"`{field}` applies to .* only; got {field}="):
+        cls(**values)
+
+
+def test_a_config_holds_the_options_of_its_solver_only():
+    fem = DarcyDataConfig(discretisation="fem")
+    assert fem.element == "P1" and fem.averaging is None
+    assert "averaging" not in fem.to_dict() and fem.to_dict()["element"] == "P1"
+    assert DarcyDataConfig.from_dict(fem.to_dict()) == fem
+    fd = DarcyDataConfig(averaging="arithmetic")
+    with pytest.raises(ConfigError, match="`averaging` applies to discretisation='fd' only"):
+        fd.replace(discretisation="fem")  # the explicit FD option does not carry over
+    assert DarcyDataConfig().replace(discretisation="fem") == fem
+    spectral = BurgersDataConfig()
+    assert spectral.cfl is None and spectral.growth == 1.2
+    assert BurgersDataConfig(solver="fd").cfl == 0.8
+
+
+def test_settings_of_earlier_releases_still_load():
+    # Files written before configs held only their solver's options stored both solvers'.
+    legacy = {**DarcyDataConfig().to_dict(), "element": "P1"}
+    assert DarcyDataConfig.from_stored(legacy) == DarcyDataConfig()
+    legacy = {**BurgersDataConfig().to_dict(), "cfl": 0.8}
+    assert BurgersDataConfig.from_stored(legacy) == BurgersDataConfig()

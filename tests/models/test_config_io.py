@@ -54,10 +54,10 @@ def test_build_model_rejects_other_objects() -> None:
     [
         ("attention", "cosine", r"`attention` must be one of 'galerkin'.*got 'cosine'"),
         ("norm_scheme", "pre", r"`norm_scheme` must be one of 'attention', 'post'; got 'pre'"),
-        ("d_model", 0, r"`d_model` must be a positive int; got 0"),
+        ("d_model", 0, r"`d_model` must be an integer >= 1; got 0"),
         ("num_heads", 5, r"`d_model` must be divisible by `num_heads`=5; got 96"),
-        ("encoder_dropout", 1.0, r"`encoder_dropout` must be a dropout rate in \[0, 1\); got 1.0"),
-        ("norm_eps", 0.0, r"`norm_eps` must be a float > 0; got 0.0"),
+        ("encoder_dropout", 1.0, r"`encoder_dropout` must be a rate in \[0, 1\); got 1.0"),
+        ("norm_eps", 0.0, r"`norm_eps` must be a finite number > 0; got 0.0"),
         ("fourier_scale", "d", r"`fourier_scale` must be one of 'sqrt', 'none'; got 'd'"),
     ],
 )

@@ -78,7 +78,7 @@ def test_resume_from_the_command_line(tmp_path, burgers_file, capsys):
         ("unreachable resolution", r"`resolution` must be reachable from 128 .* got 100"),
         ("too few samples", r"1024 \+ 100 \+ 100 = 1224 samples; got 24"),
         ("unknown set key", "`--set` key must be a model or training hyper-parameter; got 'widht'"),
-        ("bad set value", "`num_layers` must be a positive int; got 0"),
+        ("bad set value", "`num_layers` must be an integer >= 1; got 0"),
     ],
 )
 def test_bad_input(case, match, tmp_path, burgers_file, darcy_file, capsys):

@@ -118,7 +118,7 @@ def read_generation_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     out["problem"] = problem
     out["n_samples"] = n_samples
     out["chunk_size"] = int(stored.get("chunk_size", 1))
-    out["config"] = config_class(problem).from_dict(settings)
+    out["config"] = config_class(problem).from_stored(settings)
     return out
 
 
@@ -316,7 +316,7 @@ def _compare_partial(partial: PartialRun, manifest: dict[str, Any], *, out: Path
     except (OSError, ValueError):
         old = {}
     keys = ("format", "chunk_size", "start", "stop", "append")
-    old_flat = {**old.get("settings", {}), **{k: old.get(k) for k in keys}}
+    old_flat = {**_normalised(old.get("settings", {})), **{k: old.get(k) for k in keys}}
     new_flat = {**manifest["settings"], **{k: manifest[k] for k in keys}}
     if old_flat == new_flat:
         _log.info("resuming the unfinished run in %s", partial.directory)
@@ -332,6 +332,19 @@ def _compare_partial(partial: PartialRun, manifest: dict[str, Any], *, out: Path
            f"{_describe_differences(old_flat, new_flat, 'unfinished run')}. Rerun the original "
            f"command to finish it, or pass overwrite=True (--overwrite) to discard it.")
     raise ConfigError(msg)
+
+
+def _normalised(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings of an unfinished run as this release writes them (older releases also stored
+    the options of the solver not chosen); unreadable settings are returned unchanged, so
+    they compare unequal."""
+    config_keys = {"problem", "resolution", "dataset_seed", "dtype"}
+    try:
+        cls = config_class(settings["problem"])
+        config = cls.from_stored({k: v for k, v in settings.items() if k not in config_keys})
+    except (KeyError, TypeError, ValueError):
+        return settings
+    return {**{k: settings[k] for k in config_keys if k in settings}, **config.to_dict()}
 
 
 def _already_assembled(out: Path, manifest: dict[str, Any]) -> bool:

@@ -9,7 +9,6 @@ and as JSON, in every generated file, and :meth:`from_dict` rebuilds the config 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -17,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ...config_base import FrozenConfig, choice, finite_float, positive_float, positive_int
 from ...errors import ConfigError
 
 __all__ = [
@@ -32,36 +32,6 @@ __all__ = [
 BURGERS_SOLVERS: dict[str, str] = {"spectral": "BurgersSpectralSolver", "fd": "BurgersFDSolver"}
 #: Darcy discretisation names -> class name in :mod:`solvers`.
 DARCY_DISCRETISATIONS: dict[str, str] = {"fd": "DarcyFDSolver", "fem": "DarcyFEMSolver"}
-
-
-def _positive(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
-    if not math.isfinite(v) or v <= 0:
-        msg = f"`{name}` must be a finite number > 0; got {value!r}."
-        raise ConfigError(msg)
-    return v
-
-
-def _finite(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
-    if not math.isfinite(v):
-        msg = f"`{name}` must be a finite number; got {value!r}."
-        raise ConfigError(msg)
-    return v
-
-
-def _choice(value: Any, name: str, choices: Any) -> str:
-    if value not in choices:
-        valid = ", ".join(repr(c) for c in choices)
-        msg = f"`{name}` must be one of {valid}; got {value!r}."
-        raise ConfigError(msg)
-    return str(value)
 
 
 def _solver_class(class_name: str) -> type:
@@ -82,31 +52,68 @@ def _grf_module() -> Any:
     return solvers.grf
 
 
-class DataConfig:
-    """Behaviour shared by :class:`BurgersDataConfig` and :class:`DarcyDataConfig`."""
+class DataConfig(FrozenConfig):
+    """Behaviour shared by :class:`BurgersDataConfig` and :class:`DarcyDataConfig`.
+
+    A config holds the options of the solver it chooses only: an option of another solver
+    is None, and giving it a value is a :class:`~neuralop_fem.errors.ConfigError` naming it.
+    Options of the chosen solver left at None take their defaults.
+    """
 
     problem: ClassVar[str]
+    #: The field that chooses the solver ("solver" / "discretisation").
+    solver_field: ClassVar[str]
+    #: Solver choice -> its options and their defaults.
+    solver_options: ClassVar[dict[str, dict[str, Any]]]
+
+    def _apply_solver_options(self) -> None:
+        field = self.solver_field
+        chosen = getattr(self, field)
+        for solver, options in self.solver_options.items():
+            for name, default in options.items():
+                value = getattr(self, name)
+                if solver == chosen:
+                    if value is None:
+                        self._set(name, default)
+                elif value is not None:
+                    msg = (f"`{name}` applies to {field}={solver!r} only; got {name}={value!r} "
+                           f"with {field}={chosen!r}. Leave it out or choose {field}={solver!r}.")
+                    raise ConfigError(msg)
+
+    def _inapplicable(self) -> set[str]:
+        chosen = getattr(self, self.solver_field)
+        return {name for solver, options in self.solver_options.items() if solver != chosen
+                for name in options} - set(self.solver_options[chosen])
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the fields as a JSON-serialisable dict (tuples become lists)."""
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            out[f.name] = list(value) if isinstance(value, tuple) else value
-        return out
+        """The fields as a JSON-serialisable dict, without the options of other solvers."""
+        skip = self._inapplicable()
+        return {k: v for k, v in super().to_dict().items() if k not in skip}
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with ``changes``. Changing the solver drops the old solver's options that hold
+        their defaults; an old option set to another value stays and is reported."""
+        values = self.to_dict()
+        if self.solver_field in changes:
+            defaults = self.solver_options[getattr(self, self.solver_field)]
+            values = {k: v for k, v in values.items()
+                      if k not in defaults or v != defaults[k]}
+        return self.from_dict({**values, **changes})
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> Any:
-        """Rebuild a config from :meth:`to_dict` output; unknown keys are a :class:`ConfigError`."""
-        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-        unknown = sorted(set(values) - names)
-        if unknown:
-            msg = (
-                f"{cls.__name__} got unknown parameter(s) {unknown}; "
-                f"valid: {sorted(names)}."
-            )
-            raise ConfigError(msg)
-        return cls(**values)
+    def from_stored(cls, values: dict[str, Any]) -> Any:
+        """:meth:`from_dict` of settings stored by any release: files written before a config
+        held only its solver's options also stored the other solver's (unused) defaults; those
+        keys are dropped."""
+        values = dict(values)
+        chosen = values.get(cls.solver_field, cls.__dataclass_fields__[cls.solver_field].default)
+        if chosen in cls.solver_options:
+            own = set(cls.solver_options[chosen])
+            for solver, options in cls.solver_options.items():
+                if solver != chosen:
+                    for name in set(options) - own:
+                        values.pop(name, None)
+        return cls.from_dict(values)
 
     def check_resolution(self, resolution: int) -> int:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -160,14 +167,23 @@ class BurgersDataConfig(DataConfig):
         ``"spectral"`` (pseudo-spectral ETDRK4, spectrally accurate in space, order 4 in
         time) or ``"fd"`` (finite differences, second order in space, RK4 in time).
     dt, first_dt, growth, n_contour, mode_tol
-        Numerics of the spectral solver (largest step, first graded step, step growth ratio,
-        contour points, mode truncation); None: the solver's defaults. See
+        Numerics of the spectral solver only (largest step, first graded step, step growth
+        ratio, contour points, mode truncation); None: the solver's defaults (``dt`` and
+        ``first_dt``: its step rule; 1.2, 32, 1e-16). See
         :class:`solvers.burgers.BurgersSpectralSolver`.
     cfl
-        Fraction of the RK4 stability limit of the FD solver, in (0, 1].
+        FD solver only: fraction of the RK4 stability limit, in (0, 1]; None: 0.8.
+
+    Options of the solver not chosen must be left out (None); a value is an error.
     """
 
     problem: ClassVar[str] = "burgers"
+    solver_field: ClassVar[str] = "solver"
+    solver_options: ClassVar[dict[str, dict[str, Any]]] = {
+        "spectral": {"dt": None, "first_dt": None, "growth": 1.2, "n_contour": 32,
+                     "mode_tol": 1e-16},
+        "fd": {"cfl": 0.8},
+    }
 
     viscosity: float = 0.1 / (2.0 * math.pi)
     final_time: float = 1.0
@@ -178,24 +194,27 @@ class BurgersDataConfig(DataConfig):
     solver: str = "spectral"
     dt: float | None = None
     first_dt: float | None = None
-    growth: float = 1.2
-    n_contour: int = 32
-    mode_tol: float = 1e-16
-    cfl: float = 0.8
+    growth: float | None = None
+    n_contour: int | None = None
+    mode_tol: float | None = None
+    cfl: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        for name in ("viscosity", "final_time", "grf_sigma", "grf_tau", "grf_alpha",
-                     "growth", "cfl"):
-            set_(self, name, _positive(getattr(self, name), name))
-        for name in ("dt", "first_dt"):
+        set_(self, "solver", choice(self.solver, "solver", BURGERS_SOLVERS))
+        self._apply_solver_options()
+        for name in ("viscosity", "final_time", "grf_sigma", "grf_tau", "grf_alpha"):
+            set_(self, name, positive_float(getattr(self, name), name))
+        for name in ("dt", "first_dt", "growth", "cfl"):
             if getattr(self, name) is not None:
-                set_(self, name, _positive(getattr(self, name), name))
-        set_(self, "n_contour", _check_int(self.n_contour, "n_contour"))
-        set_(self, "mode_tol", _finite(self.mode_tol, "mode_tol"))
-        set_(self, "solver", _choice(self.solver, "solver", BURGERS_SOLVERS))
+                set_(self, name, positive_float(getattr(self, name), name))
+        if self.n_contour is not None:
+            set_(self, "n_contour", positive_int(self.n_contour, "n_contour"))
+        if self.mode_tol is not None:
+            set_(self, "mode_tol", finite_float(self.mode_tol, "mode_tol"))
         if self.output_times is not None:
-            times = tuple(_finite(t, "output_times") for t in np.atleast_1d(self.output_times))
+            times = tuple(finite_float(t, "output_times")
+                          for t in np.atleast_1d(self.output_times))
             ok = len(times) > 0 and all(b > a for a, b in zip(times, times[1:], strict=False))
             if not ok or times[0] < 0 or times[-1] > self.final_time:
                 msg = (
@@ -281,9 +300,10 @@ class DarcyDataConfig(DataConfig):
     discretisation
         ``"fd"`` (5-point finite differences, second order) or ``"fem"`` (scikit-fem).
     averaging
-        Face averaging of ``a`` for ``"fd"``: ``"harmonic"`` (default) or ``"arithmetic"``.
+        ``"fd"`` only: face averaging of ``a``, ``"harmonic"`` (None: the default) or
+        ``"arithmetic"``.
     element
-        Finite element for ``"fem"`` (``"P1"``).
+        ``"fem"`` only: finite element, ``"P1"`` (None: the default) or ``"Q1"``.
     linear_solver
         ``"gmg"`` (CG + geometric multigrid, the fastest), ``"amg"`` (CG + pyamg),
         ``"cg"`` (Jacobi CG) or ``"direct"`` (SuperLU); see :mod:`solvers.darcy`.
@@ -296,6 +316,11 @@ class DarcyDataConfig(DataConfig):
     """
 
     problem: ClassVar[str] = "darcy"
+    solver_field: ClassVar[str] = "discretisation"
+    solver_options: ClassVar[dict[str, dict[str, Any]]] = {
+        "fd": {"averaging": "harmonic"},
+        "fem": {"element": "P1"},
+    }
 
     grf_tau: float = 3.0
     grf_alpha: float = 2.0
@@ -303,27 +328,28 @@ class DarcyDataConfig(DataConfig):
     contrast_low: float = 3.0
     forcing: float = 1.0
     discretisation: str = "fd"
-    averaging: str = "harmonic"
-    element: str = "P1"
+    averaging: str | None = None
+    element: str | None = None
     linear_solver: str = "gmg"
     tol: float = 1e-10
     maxiter: int | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        for name in ("grf_tau", "grf_alpha", "contrast_high", "contrast_low"):
-            set_(self, name, _positive(getattr(self, name), name))
-        set_(self, "forcing", _finite(self.forcing, "forcing"))
         set_(self, "discretisation",
-             _choice(self.discretisation, "discretisation", DARCY_DISCRETISATIONS))
-        set_(self, "averaging", _choice(self.averaging, "averaging", ("harmonic", "arithmetic")))
-        if not isinstance(self.element, str) or not self.element:
-            msg = f"`element` must be a non-empty string; got {self.element!r}."
-            raise ConfigError(msg)
+             choice(self.discretisation, "discretisation", DARCY_DISCRETISATIONS))
+        self._apply_solver_options()
+        for name in ("grf_tau", "grf_alpha", "contrast_high", "contrast_low"):
+            set_(self, name, positive_float(getattr(self, name), name))
+        set_(self, "forcing", finite_float(self.forcing, "forcing"))
+        if self.averaging is not None:
+            choice(self.averaging, "averaging", ("harmonic", "arithmetic"))
+        if self.element is not None:
+            choice(self.element, "element", ("P1", "Q1"))
         if not isinstance(self.linear_solver, str) or not self.linear_solver:
             msg = f"`linear_solver` must be a solver name; got {self.linear_solver!r}."
             raise ConfigError(msg)
-        set_(self, "tol", _positive(self.tol, "tol"))
+        set_(self, "tol", positive_float(self.tol, "tol"))
         if self.maxiter is not None:
             set_(self, "maxiter", _check_int(self.maxiter, "maxiter"))
             if self.maxiter < 1:
