@@ -9,9 +9,7 @@ file that looks complete. Loading is lazy (dask-backed) and validates the schema
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import DatasetError, InputError
+from ..files import atomic_path
 from . import schema as S
 from .validation import validate
 
@@ -117,19 +116,8 @@ def save_dataset(
     out = as_storage_dtype(ds, dtype)
     for var in out.variables.values():
         var.encoding = {}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    # mkstemp creates the file with mode 0600; give the dataset the usual umask-based mode.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
+    with atomic_path(path) as tmp:
         out.to_netcdf(tmp, mode="w", format="NETCDF4", engine="netcdf4", encoding=_encoding(out))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
     return path
 
 

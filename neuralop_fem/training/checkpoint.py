@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from ..errors import ConfigError
+from ..files import atomic_path, write_text_atomic
 from ..models import NormalizedOperator
 from ..models.io import model_from_config
 
@@ -51,10 +52,9 @@ RUN_JSON, LAST, BEST, METRICS, CURVE = (
 
 
 def save_atomic(obj: Any, path: Path) -> None:
-    """``torch.save`` to a temporary file in the same directory, then rename into place."""
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    """``torch.save`` through :func:`neuralop_fem.files.atomic_path`."""
+    with atomic_path(path) as tmp:
+        torch.save(obj, tmp)
 
 
 def _compact_lists(text: str) -> str:
@@ -68,9 +68,7 @@ def _compact_lists(text: str) -> str:
 
 def write_json(obj: dict[str, Any], path: Path) -> None:
     """Atomically write ``obj`` as indented JSON."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(_compact_lists(json.dumps(obj, indent=2, sort_keys=False)) + "\n")
-    os.replace(tmp, path)
+    write_text_atomic(path, _compact_lists(json.dumps(obj, indent=2, sort_keys=False)) + "\n")
 
 
 def _normalizer_state(norm: nn.Module | None) -> dict[str, torch.Tensor] | None:
@@ -167,8 +165,7 @@ _CSV_FIELDS = ("epoch", "train_loss", "val_rel_l2", "lr", "epoch_time_s")
 
 def write_metrics_csv(history: dict[str, list[float]], path: Path) -> None:
     """One row per finished epoch (columns :data:`_CSV_FIELDS`)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="") as fh:
+    with atomic_path(path) as tmp, tmp.open("w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(_CSV_FIELDS)
         for i in range(len(history["train_loss"])):
@@ -176,7 +173,6 @@ def write_metrics_csv(history: dict[str, list[float]], path: Path) -> None:
                 [i + 1, repr(history["train_loss"][i]), repr(history["val_rel_l2"][i]),
                  repr(history["lr"][i]), f"{history['epoch_time_s'][i]:.3f}"]
             )
-    os.replace(tmp, path)
 
 
 def write_loss_curve(history: dict[str, list[float]], path: Path, *, title: str = "") -> None:
@@ -196,6 +192,5 @@ def write_loss_curve(history: dict[str, list[float]], path: Path, *, title: str 
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=100)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")

@@ -220,7 +220,8 @@ def test_workers_and_scheduler_conflict(tmp_path):
 @pytest.mark.parametrize(("kw", "match"), [
     ({"n_samples": 0}, r"`n_samples` must be an integer >= 1; got 0"),
     ({"resolution": 2}, r"`resolution` must be an integer >= 3"),
-    ({"seed": -1}, r"`seed` must be an integer >= 0; got -1"),
+    ({"seed": -1}, r"`seed` must be an integer in \[0, 9223372036854775807\]; got -1"),
+    ({"seed": 2**64}, r"`seed` must be an integer in \[0, 9223372036854775807\]; got 18446744073709551616"),
     ({"chunk_size": 0}, r"`chunk_size` must be an integer >= 1"),
     ({"dtype": "float16"}, r"`dtype` must be 'float64' or 'float32'"),
 ])

@@ -15,8 +15,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +26,16 @@ import numpy as np
 
 from ... import __version__
 from ...errors import ConfigError, DatasetError
+from ...files import remove_stale_temporaries
 from ..provenance import ATTR, generation_settings
-from .assemble import assemble
+from .assemble import assemble, check_storable
 from .config import (
     BurgersDataConfig,
     DarcyDataConfig,
     DataConfig,
     config_class,
 )
-from .executors import Progress, run_chunks
+from .executors import Progress, check_main_guard, run_chunks
 from .store import PartialRun, chunk_bounds, partial_dir
 
 __all__ = [
@@ -55,9 +58,15 @@ _FORMAT = 1  # version of the manifest layout
 _SOURCE = "neuralop_fem generate"
 
 
-def _int_arg(value: Any, name: str, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        msg = f"`{name}` must be an integer >= {minimum}; got {value!r}."
+#: Largest dataset seed: it is stored as a signed 64-bit attribute.
+MAX_SEED = 2**63 - 1
+
+
+def _int_arg(value: Any, name: str, *, minimum: int, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum \
+            or (maximum is not None and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        msg = f"`{name}` must be an integer {bound}; got {value!r}."
         raise ConfigError(msg)
     return int(value)
 
@@ -241,10 +250,62 @@ def generate(
         chunk_size=chunk_size, append=append, overwrite=overwrite,
     )
     n_samples = _int_arg(n_samples, "n_samples", minimum=1)
-    out = Path(out)
+    out = _check_out(Path(out))
+    if workers > 0 and scheduler is None:
+        check_main_guard()
+    with _exclusive(out):
+        return _generate_locked(
+            problem, cls, out, n_samples=n_samples, resolution=resolution, seed=seed,
+            config=config, workers=workers, scheduler=scheduler, append=append,
+            overwrite=overwrite, dtype=dtype, chunk=chunk, chunk_size=chunk_size,
+            progress=progress,
+        )
+
+
+def _check_out(out: Path) -> Path:
     if not out.parent.is_dir():
         msg = f"`out` must be in an existing directory; got {out} ({out.parent} does not exist)."
         raise ConfigError(msg)
+    if out.is_dir():
+        msg = f"`out` must be a file name; got {out}, which is a directory."
+        raise ConfigError(msg)
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        msg = f"`out` must be in a writable directory; got {out} ({out.parent} is not writable)."
+        raise ConfigError(msg)
+    return out
+
+
+@contextlib.contextmanager
+def _exclusive(out: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``out`` for the whole call: a second process writing the same
+    file fails at once instead of racing the first. The lock (``.NAME.lock``, an advisory
+    ``flock``) dies with its process, so a killed run never blocks the next one."""
+    import fcntl
+
+    lock = out.parent / f".{out.name}.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        msg = (f"`out` is being written by another process ({out}; lock {lock}); wait for it "
+               "to finish or choose another --out.")
+        raise ConfigError(msg) from None
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            lock.unlink()  # still held: no other process can be inside
+        os.close(fd)
+
+
+def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_samples: int,
+                     resolution: int | None, seed: int | None, config: DataConfig | None,
+                     workers: int, scheduler: str | None, append: bool, overwrite: bool,
+                     dtype: str | None, chunk: int, chunk_size: int | None,
+                     progress: bool | None) -> Path:
+    """:func:`generate` once the arguments are checked and ``out`` is locked."""
+    remove_stale_temporaries(out.parent, out.name)  # a killed final assembly's temporary
     base = 0
     if append:
         if not out.is_file():
@@ -264,7 +325,7 @@ def generate(
                                   seed=existing["dataset_seed"], dtype=existing["dtype"])
     config = cls() if config is None else config
     resolution = config.check_resolution(BENCHMARK_RESOLUTION[problem] if resolution is None else resolution)
-    seed = _int_arg(0 if seed is None else seed, "seed", minimum=0)
+    seed = _int_arg(0 if seed is None else seed, "seed", minimum=0, maximum=MAX_SEED)
     dtype = "float64" if dtype is None else dtype
     settings = _settings(problem, config, resolution=resolution, seed=seed, dtype=dtype)
     if append and settings != file_settings:
@@ -288,6 +349,7 @@ def generate(
         "solver_config": solver.config,
         "neuralop_fem_version": __version__,
     }
+    check_storable(manifest)  # everything the final file records, before any solve
     partial = PartialRun(partial_dir(out))
     resumable = _compare_partial(partial, manifest, out=out, overwrite=overwrite)
     if resumable and _already_assembled(out, manifest):

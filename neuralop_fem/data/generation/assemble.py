@@ -64,6 +64,18 @@ def _file_attrs(manifest: dict[str, Any], source: str) -> dict[str, Any]:
     }
 
 
+def check_storable(manifest: dict[str, Any]) -> None:
+    """Raise :class:`~neuralop_fem.errors.ConfigError` now if the attributes the finished file
+    would record cannot be stored in netCDF (checked before any sample is solved)."""
+    from ...errors import ConfigError, DatasetError
+
+    try:
+        S.netcdf_attrs(_file_attrs(manifest, "check"))
+    except (DatasetError, TypeError, ValueError, OverflowError) as exc:
+        msg = f"the generation settings cannot be stored in the dataset file: {exc}"
+        raise ConfigError(msg) from None
+
+
 def assemble(partial: PartialRun, manifest: dict[str, Any], *, out: Path, source: str) -> Path:
     """Write ``out`` from the chunks in ``partial``.
 

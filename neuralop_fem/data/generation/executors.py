@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from numpy.typing import NDArray
 
 from .config import DataConfig
 
-__all__ = ["Progress", "run_chunks", "solve_chunk"]
+__all__ = ["Progress", "check_main_guard", "run_chunks", "solve_chunk"]
 
 _log = logging.getLogger("neuralop_fem.data.generation")
 
@@ -119,13 +120,81 @@ def _run_in_process(
         on_done(start, stop, call(start, stop))
 
 
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the parent process dies (Linux), so killing
+    only the main process of a generation never leaves its workers running."""
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _unguarded_call_line(main: Any) -> int | None:
+    """The line of the running script (``__main__``) whose top-level code called us, if that
+    line is not under ``if __name__ == "__main__":``; None when the call is guarded, or the
+    main module is not a script file (an interactive session, ``python -c``, a notebook)."""
+    import ast
+    import inspect
+
+    path = getattr(main, "__file__", None)
+    if not path or not os.path.isfile(path):
+        return None
+    frame = inspect.currentframe()
+    line = None
+    while frame is not None:
+        if frame.f_globals is vars(main) and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if line is None:
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            return None
+    return line
+
+
+def check_main_guard() -> None:
+    """Refuse to start worker processes from unguarded top-level script code.
+
+    Worker processes are spawned: each imports the main script again, and a script that calls
+    :func:`~neuralop_fem.data.generate` at its top level would start generating in every
+    worker, which then fails. This check fails before any work instead.
+
+    Raises
+    ------
+    ConfigError
+        Naming the script and line and the fix.
+    """
+    main = sys.modules.get("__main__")
+    line = _unguarded_call_line(main) if main is not None else None
+    if line is not None:
+        from ...errors import ConfigError
+
+        msg = (f"generate() with worker processes was called at the top level of the script "
+               f"{main.__file__} (line {line}); every worker imports that script again. Put the "
+               "call under `if __name__ == \"__main__\":` (see docs/generating_data.md) or pass "
+               "workers=0 to solve in this process.")
+        raise ConfigError(msg)
+
+
 def _run_processes(
     tasks: Sequence[tuple[int, int]], args: tuple[Any, ...], workers: int,
     on_done: Callable[[int, int, ChunkResult], None],
 ) -> None:
     context = multiprocessing.get_context("spawn")
     with _worker_environment():
-        executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        executor = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                       initializer=_die_with_parent, initargs=(os.getpid(),))
     try:
         pending: dict[Future[ChunkResult], tuple[int, int]] = {}
         queue = list(tasks)

@@ -15,18 +15,17 @@ global sample index, so they do not depend on the number of workers.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from ...files import atomic_path
 
 __all__ = ["PartialRun", "chunk_bounds", "partial_dir"]
 
@@ -49,28 +48,9 @@ def chunk_bounds(start: int, stop: int, chunk_size: int) -> list[tuple[int, int]
     return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if b > a]
 
 
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # not supported on every platform / filesystem
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _atomic_write(path: Path, write: Any) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-    _fsync_dir(path.parent)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        write(fh)
 
 
 class PartialRun:
