@@ -26,21 +26,33 @@ chain to the nodal coefficient through the averaging rule (:func:`face_derivativ
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import scipy.optimize as so
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
+from ._darcy_fd import assemble_fd
 from ._darcy_linear import AMG_KIND, amg_hierarchy, gmg_hierarchy, pcg
+from .errors import ConvergenceError
 
 __all__ = [
+    "Evaluation",
     "FactorisedSystem",
+    "InversionProblem",
     "average_pool_nodes",
+    "coarse_grids",
     "face_derivatives",
     "misfit_gradient",
+    "prolong_nodes",
     "smoothed_tv",
 ]
+
+DIRECT_BELOW = 48  # coarse grids with n <= 48 use the sparse direct solver (faster there)
+MIN_COARSE = 9  # smallest coarse grid of the multilevel start
 
 Array = NDArray[np.float64]
 
@@ -199,3 +211,136 @@ def average_pool_nodes(a: Array, *, factor: int) -> Array:
     w = (np.abs(j[None, :] - centres[:, None]) <= r).astype(np.float64)
     w /= w.sum(axis=1, keepdims=True)
     return np.einsum("ix,...xy,jy->...ij", w, a, w, optimize=True)
+
+
+def coarse_grids(n: int, levels: int) -> list[int]:
+    """Node counts of the multilevel start, coarsest first, ending with ``n``.
+
+    Each coarser grid keeps every other node (``n -> (n - 1) / 2 + 1``) while ``n - 1`` is
+    even and the coarse grid has at least :data:`MIN_COARSE` nodes, up to ``levels`` grids.
+    """
+    grids = [n]
+    while len(grids) < levels and (grids[-1] - 1) % 2 == 0 and (grids[-1] - 1) // 2 + 1 >= MIN_COARSE:
+        grids.append((grids[-1] - 1) // 2 + 1)
+    return grids[::-1]
+
+
+def prolong_nodes(m: Array) -> Array:
+    """Bilinear interpolation from the ``n_c`` node grid to ``2 n_c - 1`` nodes (nested)."""
+    nc = m.shape[-1]
+    fine = np.empty((2 * nc - 1, 2 * nc - 1))
+    fine[::2, ::2] = m
+    fine[1::2, ::2] = 0.5 * (m[:-1, :] + m[1:, :])
+    fine[:, 1::2] = 0.5 * (fine[:, :-2:2] + fine[:, 2::2])
+    return fine
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluation of the objective: value, ``dJ/dm``, misfit norm and regulariser."""
+
+    value: float
+    grad: Array
+    misfit: float  # ||F(a) - d|| over interior nodes (Euclidean, no h)
+    regularization: float
+
+
+class InversionProblem:
+    """The objective of one sample on one grid, with warm-start states and solve counters.
+
+    ``settings`` provides ``forcing``, ``averaging``, ``tol`` and ``tv_smoothing``;
+    ``beta`` is the relative regularisation weight, ``alpha = beta ||u_obs||_h^2``.
+    """
+
+    def __init__(self, settings: Any, u_obs: Array, *, beta: float, linear_solver: str,
+                 index: int = 0) -> None:
+        self.settings, self.linear_solver, self.index = settings, linear_solver, index
+        self.n = n = u_obs.shape[0]
+        self.h2 = 1.0 / (n - 1) ** 2
+        self.d = u_obs[1:-1, 1:-1].ravel()
+        self.d_norm = float(np.linalg.norm(self.d))
+        self.alpha = beta * self.h2 * self.d_norm**2
+        self.b = np.full((n - 2) ** 2, self.h2 * settings.forcing)
+        self.forward = self.adjoint = 0
+        self._states: tuple[Array | None, Array | None] = (None, None)
+        self._cache: dict[bytes, Evaluation] = {}
+
+    def _system(self, a: Array) -> FactorisedSystem:
+        a_mat = assemble_fd(a[None], averaging=self.settings.averaging)[0]
+        return FactorisedSystem(a_mat, method=self.linear_solver, n=self.n, tol=self.settings.tol)
+
+    def _linear(self, system: FactorisedSystem, rhs: Array, x0: Array | None) -> Array:
+        x, its, res = system.solve(rhs, x0)
+        if not res <= self.settings.tol:
+            msg = (f"DarcyInverseSolver(linear_solver={self.linear_solver!r}): sample "
+                   f"{self.index} missed the tolerance on the {self.n} x {self.n} grid: relative "
+                   f"residual {res:.3e} > tol {self.settings.tol:.1e} after {its} iterations.")
+            raise ConvergenceError(msg)
+        return x
+
+    def best_constant(self) -> float:
+        """The constant ``c`` minimising ``||F(c) - d||`` (``F(c) = F(1) / c``; one solve)."""
+        u1 = self._linear(self._system(np.ones((self.n, self.n))), self.b, None)
+        self.forward += 1
+        num, den = float(u1 @ u1), float(u1 @ self.d)
+        return num / den if den > 0 else 1.0
+
+    def evaluate(self, m: Array, *, warm: bool = True) -> Evaluation:
+        """``J``, ``dJ/dm``, misfit and regularisation at ``m`` (one forward + one adjoint)."""
+        key = m.tobytes()
+        if key in self._cache:
+            return self._cache[key]
+        n = self.n
+        a = np.exp(m)
+        system = self._system(a)
+        u_prev, lam_prev = self._states if warm else (None, None)
+        u = self._linear(system, self.b, u_prev)
+        r = u - self.d
+        lam = self._linear(system, self.h2 * r, lam_prev)
+        self.forward += 1
+        self.adjoint += 1
+        self._states = (u, lam)
+        full_u, full_lam = np.zeros((n, n)), np.zeros((n, n))
+        full_u[1:-1, 1:-1] = u.reshape(n - 2, n - 2)
+        full_lam[1:-1, 1:-1] = lam.reshape(n - 2, n - 2)
+        grad = a * misfit_gradient(a, full_u, full_lam, averaging=self.settings.averaging)
+        tv, tv_grad = smoothed_tv(m, smoothing=self.settings.tv_smoothing)
+        misfit = float(np.linalg.norm(r))
+        ev = Evaluation(value=0.5 * self.h2 * misfit**2 + self.alpha * tv,
+                        grad=grad + self.alpha * tv_grad, misfit=misfit,
+                        regularization=self.alpha * tv)
+        if len(self._cache) >= 4:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = ev
+        return ev
+
+    def minimise(self, m0: Array, *, target: float, maxiter: int, memory: int,
+                 bounds: tuple[float, float]) -> tuple[Array, int, int, Evaluation]:
+        """L-BFGS-B from ``m0`` until ``misfit <= target`` (checked at ``m0`` too) or its own stop.
+
+        Returns ``m``, iterations, status (-1: target met, else scipy's L-BFGS-B status:
+        0 converged, 1 iteration/evaluation cap, 2 line search failure) and the evaluation.
+        """
+        ev0 = self.evaluate(m0)
+        if ev0.misfit <= target:
+            return m0, 0, -1, ev0
+        scale = 0.5 * self.h2 * self.d_norm**2  # J / scale ~ (relative misfit)^2
+        shape = m0.shape
+
+        def fun(x: Array) -> tuple[float, Array]:
+            ev = self.evaluate(x.reshape(shape))
+            return ev.value / scale, ev.grad.ravel() / scale
+
+        def callback(intermediate_result: so.OptimizeResult) -> None:
+            if self.evaluate(intermediate_result.x.reshape(shape)).misfit <= target:
+                raise StopIteration
+
+        res = so.minimize(
+            fun, m0.ravel(), jac=True, method="L-BFGS-B", bounds=so.Bounds(*bounds),
+            callback=callback,
+            options={"maxiter": maxiter, "maxfun": 2 * maxiter + 20, "maxcor": memory,
+                     "ftol": 1e-13, "gtol": 1e-12},
+        )
+        m = res.x.reshape(shape)
+        ev = self.evaluate(m)
+        return m, int(res.nit), -1 if ev.misfit <= target else int(res.status), ev
