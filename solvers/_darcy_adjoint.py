@@ -118,8 +118,10 @@ def smoothed_tv(m: Array, *, smoothing: float) -> tuple[float, Array]:
 
     .. math::
 
-        TV_\\varepsilon(m) = h^2 \\sum_{\\text{cells } c} \\sqrt{|\\nabla m|_c^2 + \\varepsilon^2},
-        \\qquad |\\nabla m|_c^2 = \\frac{1}{2h^2}\\sum_{\\text{4 edges } e \\text{ of } c}(\\delta_e m)^2,
+        TV_\\varepsilon(m) = h^2 \\sum_{\\text{cells } c}
+            \\sqrt{|\\nabla m|_c^2 + \\varepsilon^2},
+        \\qquad |\\nabla m|_c^2 = \\frac{1}{2h^2}
+            \\sum_{\\text{4 edges } e \\text{ of } c}(\\delta_e m)^2,
 
     ``delta_e m`` the difference of ``m`` along edge ``e``: the mean of the squared forward
     differences on the two x-edges and the two y-edges of the cell. Unlike the cell-centred
@@ -220,8 +222,11 @@ def coarse_grids(n: int, levels: int) -> list[int]:
     even and the coarse grid has at least :data:`MIN_COARSE` nodes, up to ``levels`` grids.
     """
     grids = [n]
-    while len(grids) < levels and (grids[-1] - 1) % 2 == 0 and (grids[-1] - 1) // 2 + 1 >= MIN_COARSE:
-        grids.append((grids[-1] - 1) // 2 + 1)
+    while len(grids) < levels and (grids[-1] - 1) % 2 == 0:
+        coarse = (grids[-1] - 1) // 2 + 1
+        if coarse < MIN_COARSE:
+            break
+        grids.append(coarse)
     return grids[::-1]
 
 

@@ -20,7 +20,8 @@ Array = NDArray[np.float64]
 
 
 def _number(value: Any, *, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
+    ok = not isinstance(value, bool) and isinstance(value, int | float)
+    if not ok or not np.isfinite(value) or value < 0:
         msg = f"`{name}` must be a finite number >= 0; got {value!r}."
         raise InputError(msg)
     return float(value)

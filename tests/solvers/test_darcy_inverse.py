@@ -118,13 +118,15 @@ def test_discrepancy_stop_on_noisy_data(two_phase_data):
     assert np.all(report.residual <= solver.tau * level / np.sqrt(1 + level**2))
     # no overfitting: the misfit stays of the order of the noise, not far below it
     assert np.all(report.residual > 0.5 * level)
-    assert np.all(np.isfinite(a)) and np.all(a > 0)
+    assert np.all(np.isfinite(a))
+    assert np.all(a > 0)
 
 
 def test_bounds_are_respected_and_help(two_phase_data):
     a_true, u_obs = two_phase_data
     a, report = DarcyInverseSolver(bounds=(3.0, 12.0), noise_level=0.0).solve_with_report(u_obs)
-    assert a.min() >= 3.0 * (1 - 1e-12) and a.max() <= 12.0 * (1 + 1e-12)
+    assert a.min() >= 3.0 * (1 - 1e-12)  # exp(log 3) may round by an ulp
+    assert a.max() <= 12.0 * (1 + 1e-12)
     errors = coefficient_errors(a, a_true, pool=4)
     assert np.all(errors["misclassified"] < 0.15), errors  # 17 x 17: ~1 node layer per interface
 
@@ -143,9 +145,11 @@ def test_report_counts(two_phase_data):
     np.testing.assert_array_equal(report.pde_solves, report.forward_solves + report.adjoint_solves)
     assert np.all(report.forward_solves >= report.adjoint_solves)  # + the constant fit
     assert np.all(report.equivalent_solves <= report.pde_solves)  # coarse solves count less
-    assert np.all(report.solve_time > 0) and np.all(report.regularization > 0)
+    assert np.all(report.solve_time > 0)
+    assert np.all(report.regularization > 0)
     joined = InverseSolveReport.concatenate([report, report])
-    assert len(joined.iterations) == 6 and joined.stop_reason.tolist()[3:] == report.stop_reason.tolist()
+    assert len(joined.iterations) == 6
+    assert joined.stop_reason.tolist()[3:] == report.stop_reason.tolist()
 
 
 # -- contract -----------------------------------------------------------------------------
@@ -171,12 +175,14 @@ def test_xarray_in_xarray_out(two_phase_data):
                       coords={"sample": [5, 6, 7], "x": x, "y": x}, name="u")
     solver = DarcyInverseSolver(noise_level=0.01)
     out = solver.solve(da)
-    assert isinstance(out, xr.DataArray) and out.name == "a"
+    assert isinstance(out, xr.DataArray)
+    assert out.name == "a"
     assert out.dims == ("sample", "x", "y")
     np.testing.assert_array_equal(out["sample"], [5, 6, 7])
     np.testing.assert_array_equal(out.values, solver.solve(u_obs))
     single = solver.solve(da.isel(sample=0))
-    assert single.dims == ("x", "y") and single.shape == (17, 17)
+    assert single.dims == ("x", "y")
+    assert single.shape == (17, 17)
 
 
 def test_single_numpy_sample_keeps_its_shape(two_phase_data):
@@ -193,10 +199,10 @@ U9 = DarcyFDSolver().solve(np.ones((9, 9)))
     [
         (np.ones(9), ShapeError, r"`u_obs` must have shape \(n_samples, x, y\)"),
         (np.ones((2, 2, 9, 9)), ShapeError, r"`u_obs` must have shape \(n_samples, x, y\)"),
-        (np.ones((9, 7)), ShapeError, r"`u_obs` must be on a square n x n node grid .* got shape \(9, 7\)"),
+        (np.ones((9, 7)), ShapeError, r"`u_obs` must be on a square n x n .* got shape \(9, 7\)"),
         (np.ones((2, 2)), ShapeError, r"n >= 3; got shape \(2, 2\)"),
         (np.zeros((2, 9, 9)), InputError, r"`u_obs` must not be identically 0 .* sample 0"),
-        (np.ones((9, 9), dtype=np.int64), InputError, r"`u_obs` must be a real floating-point array"),
+        (np.ones((9, 9), dtype=np.int64), InputError, r"`u_obs` must be a real floating-point"),
     ],
 )
 def test_bad_observations(u_obs, error, match):
@@ -220,7 +226,8 @@ def test_wrong_xarray_dims():
 @pytest.mark.parametrize(
     ("guess", "error", "match"),
     [
-        (np.ones((8, 8)), ShapeError, r"`initial_guess` must have shape \(9, 9\) to match `u_obs`; got \(8, 8\)"),
+        (np.ones((8, 8)), ShapeError,
+         r"`initial_guess` must have shape \(9, 9\) to match `u_obs`; got \(8, 8\)"),
         (np.zeros((9, 9)), InputError, r"`initial_guess` must be > 0 everywhere; got minimum 0.0"),
         (-np.ones((9, 9)), InputError, r"`initial_guess` must be > 0 everywhere"),
         (np.full((9, 9), np.nan), InputError, r"`initial_guess` must be finite"),
@@ -263,18 +270,20 @@ def test_objective_wants_one_sample():
     [
         ({"noise_level": -0.01}, r"`noise_level` must be a finite number >= 0; got -0.01"),
         ({"noise_level": float("nan")}, r"`noise_level` must be a finite number >= 0; got nan"),
-        ({"bounds": (12.0, 3.0)}, r"`bounds` must be None or \(lower, upper\) with 0 < lower < upper"),
+        ({"bounds": (12.0, 3.0)}, r"`bounds` must be None or \(lower, upper\) with 0 < lower < up"),
         ({"bounds": (0.0, 3.0)}, r"`bounds` must be None or \(lower, upper\)"),
         ({"bounds": (-1.0, 3.0)}, r"`bounds` must be None or \(lower, upper\)"),
-        ({"bounds": (1.0, float("inf"))}, r"`bounds` must be None or \(lower, upper\).*both finite"),
+        ({"bounds": (1.0, float("inf"))}, r"`bounds` must be None or .*both finite"),
         ({"bounds": (3.0,)}, r"`bounds` must be None or \(lower, upper\)"),
-        ({"linear_solver": "lu"}, r"`linear_solver` must be one of 'gmg', 'amg', 'cg', 'direct'; got 'lu'"),
-        ({"averaging": "geometric"}, r"`averaging` must be one of 'harmonic', 'arithmetic'; got 'geometric'"),
+        ({"linear_solver": "lu"},
+         r"`linear_solver` must be one of 'gmg', 'amg', 'cg', 'direct'; got 'lu'"),
+        ({"averaging": "geometric"},
+         r"`averaging` must be one of 'harmonic', 'arithmetic'; got 'geometric'"),
         ({"tol": 0.0}, r"`tol` must be a finite number > 0; got 0.0"),
         ({"tol": 1.5}, r"`tol` must be a finite number in \(0, 1\); got 1.5"),
         ({"misfit_tol": float("nan")}, r"`misfit_tol` must be a finite number > 0; got nan"),
         ({"regularization": -1.0}, r"`regularization` must be a finite number >= 0; got -1.0"),
-        ({"regularization": float("inf")}, r"`regularization` must be a finite number >= 0; got inf"),
+        ({"regularization": float("inf")}, r"`regularization` must be a finite number >= 0; got"),
         ({"tv_smoothing": 0.0}, r"`tv_smoothing` must be a finite number > 0; got 0.0"),
         ({"tau": 0.5}, r"`tau` must be a finite number >= 1; got 0.5"),
         ({"forcing": float("inf")}, r"`forcing` must be a finite number"),
@@ -333,7 +342,8 @@ def test_relative_noise_has_the_requested_level(training_solutions):
     u = training_solutions
     rng = np.random.default_rng(12)
     draws = np.stack([add_noise(u, 0.03, rng=rng) - u for _ in range(300)])
-    assert np.all(draws[:, :, 0, :] == 0) and np.all(draws[:, :, :, -1] == 0)  # boundary kept
+    assert np.all(draws[:, :, 0, :] == 0)  # boundary values are kept
+    assert np.all(draws[:, :, :, -1] == 0)
     ratio = np.mean(np.sum(draws**2, axis=(2, 3)), axis=0) / np.sum(u**2, axis=(1, 2))
     np.testing.assert_allclose(np.sqrt(ratio), 0.03, rtol=0.02)  # s.e. ~0.5 % per sample
 
@@ -350,7 +360,7 @@ def test_noise_helpers_bad_input(training_solutions):
     u = training_solutions
     with pytest.raises(InputError, match=r"`epsilon` must be a finite number >= 0; got -0.1"):
         paper_noise_to_relative(-0.1, u)
-    with pytest.raises(InputError, match=r"`observed` must be given when `solutions` is a std field"):
+    with pytest.raises(InputError, match=r"`observed` must be given when `solutions` is a std"):
         paper_noise_to_relative(0.1, u.std(axis=0))
     with pytest.raises(ShapeError, match=r"`solutions` must hold >= 2 samples"):
         paper_noise_to_relative(0.1, u[:1])
@@ -383,7 +393,7 @@ def test_pooling_matches_nan_padded_nanmean(n, factor, rng):
 
 
 def test_pooling_bad_factor():
-    with pytest.raises(InputError, match=r"`factor` must be an int >= 1 dividing n - 1 = 16; got 3"):
+    with pytest.raises(InputError, match=r"`factor` must be an int >= 1 dividing n - 1 = 16; got"):
         pool_coefficient(np.ones((17, 17)), factor=3)
 
 
@@ -397,7 +407,8 @@ def test_coefficient_errors():
     assert errors["misclassified"][1] == pytest.approx(17 / 289)
     fine = np.linalg.norm(est[1] - a_true[1]) / np.linalg.norm(a_true[1])
     assert errors["fine"][1] == pytest.approx(fine)
-    coarse = coefficient_errors(est[1], a_true[1], pool=4, a_true_coarse=pool_coefficient(a_true[1], factor=4))
+    coarse_truth = pool_coefficient(a_true[1], factor=4)
+    coarse = coefficient_errors(est[1], a_true[1], pool=4, a_true_coarse=coarse_truth)
     assert coarse["coarse"][0] == pytest.approx(errors["coarse"][1])
     with pytest.raises(ShapeError, match=r"`a_est` must have the shape of `a_true`"):
         coefficient_errors(est[:, :9, :9], a_true)
