@@ -30,6 +30,7 @@ of the training solutions; :func:`add_noise` draws noise in either convention.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -237,10 +238,11 @@ class DarcyInverseSolver:
     memory: int = 30
 
     def __post_init__(self) -> None:
-        values: dict[str, Any] = {"forcing": _real(self.forcing, name="forcing", low=-np.inf)}
-        if values["forcing"] == 0.0:
-            msg = "`forcing` must be nonzero (f = 0 gives u = 0 for every a); got 0.0."
+        f = self.forcing
+        if isinstance(f, bool) or not isinstance(f, int | float) or not np.isfinite(f) or f == 0:
+            msg = f"`forcing` must be a finite nonzero number (f = 0 gives u = 0); got {f!r}."
             raise InputError(msg)
+        values: dict[str, Any] = {"forcing": float(f)}
         for name, valid in (("averaging", AVERAGINGS), ("linear_solver", LINEAR_SOLVERS)):
             if getattr(self, name) not in valid:
                 msg = (f"`{name}` must be one of {', '.join(map(repr, valid))}; "
@@ -282,6 +284,11 @@ class DarcyInverseSolver:
         discretisation error of the forward model on such data (0.2-0.4 % relative).
         """
         return 7e-3 * max(float(noise_level), 2e-3) ** 1.5
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """JSON-serialisable settings; ``DarcyInverseSolver(**config)`` rebuilds the solver."""
+        return dataclasses.asdict(self)
 
     @property
     def method(self) -> str:
@@ -478,7 +485,11 @@ class DarcyInverseSolver:
     def _noise_levels(self, noise_level: Any, n_samples: int) -> Array:
         if noise_level is None:
             return np.full(n_samples, self.noise_level)
-        levels = np.asarray(noise_level, dtype=np.float64)
+        try:
+            levels = np.asarray(noise_level, dtype=np.float64)
+        except (TypeError, ValueError):
+            msg = f"`noise_level` must be a number or an array of numbers; got {noise_level!r}."
+            raise InputError(msg) from None
         if levels.ndim == 0:
             levels = np.full(n_samples, float(levels))
         if levels.shape != (n_samples,):

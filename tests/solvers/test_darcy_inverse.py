@@ -3,6 +3,9 @@ the solver contract, bad input, noise conventions and error metrics."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -124,11 +127,14 @@ def test_discrepancy_stop_on_noisy_data(two_phase_data):
 
 def test_bounds_are_respected_and_help(two_phase_data):
     a_true, u_obs = two_phase_data
-    a, report = DarcyInverseSolver(bounds=(3.0, 12.0), noise_level=0.0).solve_with_report(u_obs)
+    a, report = DarcyInverseSolver(bounds=(3.0, 12.0)).solve_with_report(u_obs)
     assert a.min() >= 3.0 * (1 - 1e-12)  # exp(log 3) may round by an ulp
     assert a.max() <= 12.0 * (1 + 1e-12)
-    errors = coefficient_errors(a, a_true, pool=4)
-    assert np.all(errors["misclassified"] < 0.15), errors  # 17 x 17: ~1 node layer per interface
+    bounded = coefficient_errors(a, a_true, pool=4)
+    free = coefficient_errors(DarcyInverseSolver().solve(u_obs), a_true, pool=4)
+    # observed: fine error 0.087 with bounds vs 0.143 without; misclassified <= 2.1 %
+    assert bounded["fine"].mean() < free["fine"].mean()
+    assert np.all(bounded["misclassified"] < 0.05), bounded
 
 
 def test_iteration_cap_is_reported(two_phase_data):
@@ -249,6 +255,7 @@ def test_initial_guess_outside_bounds():
         (-0.1, InputError, r"`noise_level` must be finite and >= 0; got \[-0.1\]"),
         (np.nan, InputError, r"`noise_level` must be finite and >= 0"),
         ([0.1, 0.2], ShapeError, r"`noise_level` must be a number or have shape \(1,\)"),
+        ("high", InputError, r"`noise_level` must be a number or an array of numbers; got 'high'"),
     ],
 )
 def test_bad_noise_level_per_sample(level, error, match):
@@ -286,8 +293,8 @@ def test_objective_wants_one_sample():
         ({"regularization": float("inf")}, r"`regularization` must be a finite number >= 0; got"),
         ({"tv_smoothing": 0.0}, r"`tv_smoothing` must be a finite number > 0; got 0.0"),
         ({"tau": 0.5}, r"`tau` must be a finite number >= 1; got 0.5"),
-        ({"forcing": float("inf")}, r"`forcing` must be a finite number"),
-        ({"forcing": 0.0}, r"`forcing` must be nonzero"),
+        ({"forcing": float("inf")}, r"`forcing` must be a finite nonzero number .*; got inf"),
+        ({"forcing": 0.0}, r"`forcing` must be a finite nonzero number .*; got 0.0"),
         ({"maxiter": 0}, r"`maxiter` must be an int >= 1; got 0"),
         ({"coarse_maxiter": 1.5}, r"`coarse_maxiter` must be an int >= 1; got 1.5"),
         ({"levels": 0}, r"`levels` must be an int >= 1; got 0"),
@@ -297,6 +304,17 @@ def test_objective_wants_one_sample():
 def test_bad_configuration(kwargs, match):
     with pytest.raises(InputError, match=match):
         DarcyInverseSolver(**kwargs)
+
+
+def test_solvers_stay_torch_free():
+    code = "import sys, solvers.darcy_inverse; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_config_round_trip():
+    solver = DarcyInverseSolver(bounds=(3, 12), noise_level=0.01, regularization=1e-6)
+    assert DarcyInverseSolver(**solver.config) == solver
+    assert solver.config["bounds"] == (3.0, 12.0)
 
 
 def test_report_fields_must_agree():
