@@ -1,4 +1,7 @@
-"""Private kernels of the Darcy coefficient inversion: adjoint gradient, smoothed TV, pooling.
+"""Private kernels of the Darcy coefficient inversion.
+
+Adjoint gradient, smoothed TV, one sample's objective and L-BFGS-B run
+(:class:`InversionProblem`), the nested grids of the multilevel start, average pooling.
 
 Notation as in :mod:`solvers._darcy_fd`: ``n x n`` node grid, ``h = 1 / (n - 1)``, interior
 unknowns ``u[1:-1, 1:-1].ravel()`` (x-major), scaled system ``A(a) u = h^2 f`` with
@@ -147,7 +150,9 @@ def smoothed_tv(m: Array, *, smoothing: float) -> tuple[float, Array]:
     g2 = 0.5 * (dx[:, :-1] ** 2 + dx[:, 1:] ** 2 + dy[:-1, :] ** 2 + dy[1:, :] ** 2) / h2
     root = np.sqrt(g2 + smoothing**2)  # (n-1, n-1) cells
     value = h2 * float(root.sum())
-    w = 0.5 / root  # d(h^2 root)/d(delta^2) = h^2 * 1/(2 h^2) / (2 root) * 2 delta = delta/(2 root)
+    # d(h^2 root_c)/d(delta_e) = h^2 (2 delta_e / (2 h^2)) / (2 root_c) = delta_e / (2 root_c),
+    # summed over the (one or two) cells c that share edge e
+    w = 0.5 / root
     wx = np.zeros((n - 1, n))
     wx[:, :-1] += w
     wx[:, 1:] += w
