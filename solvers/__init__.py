@@ -5,6 +5,8 @@ numpy, scipy and scikit-fem only: importing :mod:`solvers` never imports torch.
 - :mod:`solvers.grf`: :class:`PeriodicGRF`, :class:`NeumannGRF`, :func:`sample_seeds`, :func:`threshold`
 - :mod:`solvers.burgers`: :class:`BurgersSpectralSolver` (ETDRK4), :class:`BurgersFDSolver`
 - :mod:`solvers.darcy`: :class:`DarcyFDSolver` (5-point), :class:`DarcyFEMSolver` (P1/Q1, scikit-fem)
+- :mod:`solvers.darcy_inverse`: :class:`DarcyInverseSolver` (coefficient from the solution:
+  adjoint gradient, smoothed TV on ``log a``, L-BFGS-B, discrepancy principle)
 - :mod:`solvers.exact`: Cole-Hopf Burgers and manufactured Darcy solutions
 - :mod:`solvers.contract`: the solver contract (:class:`Solver`, :class:`SolveReport`, batch helpers)
 - :mod:`solvers.problems`: the problem registry (:func:`get_problem`)
@@ -19,6 +21,7 @@ from __future__ import annotations
 from .burgers import BurgersFDSolver, BurgersSpectralSolver
 from .contract import Solver, SolveReport
 from .darcy import DarcyFDSolver, DarcyFEMSolver
+from .darcy_inverse import DarcyInverseSolver, InverseSolveReport
 from .errors import ConvergenceError, InputError, NeuralopFemError, ShapeError
 from .grf import NeumannGRF, PeriodicGRF, sample_seeds, threshold
 from .problems import PROBLEMS, Problem, get_problem
@@ -29,7 +32,9 @@ __all__ = [
     "ConvergenceError",
     "DarcyFDSolver",
     "DarcyFEMSolver",
+    "DarcyInverseSolver",
     "InputError",
+    "InverseSolveReport",
     "NeumannGRF",
     "NeuralopFemError",
     "PROBLEMS",

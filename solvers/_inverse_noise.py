@@ -1,0 +1,205 @@
+"""Noise conventions and coefficient error metrics of the Darcy inverse problem (numpy only).
+
+Re-exported by :mod:`solvers.darcy_inverse`, where the conventions are described.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._contract import check_finite
+from ._darcy_adjoint import average_pool_nodes
+from .errors import InputError, ShapeError
+
+__all__ = ["add_noise", "coefficient_errors", "paper_noise_to_relative", "pool_coefficient"]
+
+Array = NDArray[np.float64]
+
+
+def _number(value: Any, *, name: str) -> float:
+    ok = not isinstance(value, bool) and isinstance(value, int | float)
+    if not ok or not np.isfinite(value) or value < 0:
+        msg = f"`{name}` must be a finite number >= 0; got {value!r}."
+        raise InputError(msg)
+    return float(value)
+
+
+def _fields(values: Any, *, name: str) -> Array:
+    arr = np.asarray(getattr(values, "values", values))
+    if arr.dtype.kind not in "fiu" or arr.ndim not in (2, 3) or arr.shape[-1] != arr.shape[-2]:
+        msg = (f"`{name}` must be a real array of shape (n_samples, n, n) or (n, n); got "
+               f"{arr.dtype} array of shape {arr.shape}.")
+        raise ShapeError(msg)
+    check_finite(arr, name=name)
+    return arr.astype(np.float64)
+
+
+def paper_noise_to_relative(
+    epsilon: float, solutions: ArrayLike, *, observed: ArrayLike | None = None,
+    std_offset: float = 1e-5,
+) -> float | Array:
+    """Relative noise level of the paper's pointwise noise ``epsilon (sigma(x) + c) N(0, 1)``.
+
+    Cao (2021) perturbs the (normalised) inverse-problem input, which amounts to adding
+    ``epsilon * (sigma(x) + c) * z(x)``, ``z`` i.i.d. standard normal, to the solution, where
+    ``sigma`` is the pointwise population standard deviation (ddof 0) of the training
+    solutions and ``c = 1e-5`` the normaliser's offset. Its expected squared norm over the
+    interior nodes is ``epsilon^2 ||sigma + c||^2``, so the relative level is
+
+    ``level = epsilon * ||sigma + c|| / ||u||`` (interior nodes).
+
+    Parameters
+    ----------
+    epsilon
+        The paper's noise factor (0, 0.01, 0.1), >= 0.
+    solutions : (n_samples, n, n) or (n, n) array
+        Training solutions (``sigma`` is their pointwise std over samples), or the
+        pointwise std field ``sigma`` itself.
+    observed : (k, n, n) or (n, n) array, or None
+        Solutions whose per-sample level is wanted (the clean solutions, or the noisy
+        observations, which overstate ``||u||`` by ``sqrt(1 + level^2)``: 0.5 % at 10 %).
+    std_offset
+        ``c`` (0 for the plain ``epsilon * sigma`` convention).
+
+    Returns
+    -------
+    float or (k,) array
+        Without ``observed``: the dataset-averaged level
+        ``epsilon * rms(sigma + c) / rms(u)`` with both root mean squares over the interior
+        nodes (and the training samples). With ``observed``: one level per observed sample
+        (a (n, n) ``observed`` gives a float).
+    """
+    eps = _number(epsilon, name="epsilon")
+    offset = _number(std_offset, name="std_offset")
+    sol = _fields(solutions, name="solutions")
+    if sol.ndim == 3 and len(sol) < 2:
+        msg = f"`solutions` must hold >= 2 samples to estimate a std; got shape {sol.shape}."
+        raise ShapeError(msg)
+    sigma = (sol.std(axis=0) if sol.ndim == 3 else sol)[1:-1, 1:-1] + offset
+    if observed is None:
+        if sol.ndim == 2:
+            msg = ("`observed` must be given when `solutions` is a std field (n, n): the "
+                   "relative level needs ||u||; got None.")
+            raise InputError(msg)
+        return eps * float(np.sqrt(np.mean(sigma**2) / np.mean(sol[:, 1:-1, 1:-1] ** 2)))
+    obs = _fields(observed, name="observed")
+    if obs.shape[-1] != sigma.shape[-1] + 2:
+        msg = f"`observed` must be on the grid of `solutions` ({sol.shape[-1]}); got {obs.shape}."
+        raise ShapeError(msg)
+    norms = np.linalg.norm(obs[..., 1:-1, 1:-1], axis=(-2, -1))
+    if not np.all(norms > 0):
+        msg = "`observed` must not be identically 0 on the interior nodes."
+        raise InputError(msg)
+    levels = eps * float(np.linalg.norm(sigma)) / norms
+    return float(levels) if obs.ndim == 2 else levels
+
+
+def add_noise(
+    u: ArrayLike, level: float, *, rng: np.random.Generator, std_field: ArrayLike | None = None
+) -> Array:
+    """Add Gaussian noise to the interior nodes of solutions (boundary values unchanged).
+
+    Parameters
+    ----------
+    u : (n_samples, n, n) or (n, n) array
+        Clean solutions.
+    level
+        Without ``std_field``: the relative level; each sample gets
+        ``level * ||u_k|| / sqrt(N) * z`` (``N`` interior nodes), so ``E||eta||^2 =
+        level^2 ||u_k||^2``. With ``std_field``: the paper's ``epsilon``; the noise is
+        ``epsilon * std_field(x) * z`` (pass ``sigma + 1e-5`` to match Cao 2021).
+    rng
+        Source of ``z ~ N(0, 1)``, i.i.d. over nodes and samples.
+    std_field : (n, n) array or None
+        Pointwise noise scale of the paper's convention.
+
+    Returns
+    -------
+    Array of the shape of ``u``.
+    """
+    lev = _number(level, name="level")
+    arr = _fields(u, name="u")
+    if not isinstance(rng, np.random.Generator):
+        msg = f"`rng` must be a numpy.random.Generator; got {type(rng).__name__}."
+        raise InputError(msg)
+    batch = arr[None] if arr.ndim == 2 else arr
+    z = rng.standard_normal(batch[:, 1:-1, 1:-1].shape)
+    if std_field is None:
+        inner = batch[:, 1:-1, 1:-1]
+        scale = lev * np.sqrt(np.mean(inner**2, axis=(1, 2)))[:, None, None]
+    else:
+        std = _fields(std_field, name="std_field")
+        if std.shape != batch.shape[1:]:
+            msg = f"`std_field` must have shape {batch.shape[1:]}; got {std.shape}."
+            raise ShapeError(msg)
+        scale = lev * std[1:-1, 1:-1]
+    out = batch.copy()
+    out[:, 1:-1, 1:-1] += scale * z
+    return out[0] if arr.ndim == 2 else out
+
+
+def pool_coefficient(a: ArrayLike, *, factor: int) -> Array:
+    """Average-pool a node-grid field: ``n -> (n - 1) / factor + 1`` nodes.
+
+    Coarse node ``(I, J)`` at fine node ``(factor I, factor J)`` gets the mean of the fine
+    nodes within ``factor // 2`` of it along each axis (centred window, NaN-padded outside
+    the domain, nanmean): the rule that builds the inverse-problem targets (141 -> 36 with
+    factor 4, 85 -> 22 with factor 4, and 421 -> 141 with factor 3).
+
+    Parameters
+    ----------
+    a : (..., n, n) array with ``(n - 1) % factor == 0``.
+    factor : int >= 1
+    """
+    arr = np.asarray(a, dtype=np.float64)
+    n = arr.shape[-1]
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1 or (n - 1) % factor:
+        msg = f"`factor` must be an int >= 1 dividing n - 1 = {n - 1}; got {factor!r}."
+        raise InputError(msg)
+    return average_pool_nodes(arr, factor=factor)
+
+
+def coefficient_errors(
+    a_est: ArrayLike, a_true: ArrayLike, *, pool: int = 4, threshold: float = 7.5,
+    a_true_coarse: ArrayLike | None = None,
+) -> dict[str, Array]:
+    """Per-sample error metrics of an estimated coefficient.
+
+    Parameters
+    ----------
+    a_est, a_true : (n_samples, n, n) or (n, n) arrays
+        Estimate and truth on the same node grid.
+    pool
+        Pooling factor to the coarse grid (:func:`pool_coefficient`).
+    threshold
+        Phase threshold (7.5, the midpoint of 3 and 12).
+    a_true_coarse : array or None
+        Coarse truth to compare with instead of ``pool_coefficient(a_true)`` (e.g. the
+        targets pooled from the 421 grid).
+
+    Returns
+    -------
+    dict of (n_samples,) arrays
+        ``"fine"``: ``||a_est - a_true|| / ||a_true||`` on the grid; ``"coarse"``: the same
+        after pooling; ``"misclassified"``: fraction of nodes where ``a_est > threshold``
+        differs from ``a_true > threshold``.
+    """
+    est = np.atleast_3d(np.asarray(a_est, dtype=np.float64).T).T
+    true = np.atleast_3d(np.asarray(a_true, dtype=np.float64).T).T
+    if est.shape != true.shape:
+        msg = f"`a_est` must have the shape of `a_true` {true.shape}; got {est.shape}."
+        raise ShapeError(msg)
+
+    def rel(x: Array, y: Array) -> Array:
+        return np.linalg.norm(x - y, axis=(1, 2)) / np.linalg.norm(y, axis=(1, 2))
+
+    coarse_true = pool_coefficient(true, factor=pool) if a_true_coarse is None else (
+        np.atleast_3d(np.asarray(a_true_coarse, dtype=np.float64).T).T)
+    return {
+        "fine": rel(est, true),
+        "coarse": rel(pool_coefficient(est, factor=pool), coarse_true),
+        "misclassified": np.mean((est > threshold) != (true > threshold), axis=(1, 2)),
+    }
