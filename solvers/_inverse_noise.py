@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._contract import check_finite
+from .contract import check_finite
 from ._darcy_adjoint import average_pool_nodes
 from .errors import InputError, ShapeError
 

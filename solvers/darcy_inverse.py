@@ -34,12 +34,12 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._contract import as_batch, check_finite
+from .contract import as_batch, check_finite
 from ._darcy_adjoint import DIRECT_BELOW, InversionProblem, coarse_grids, prolong_nodes
 from ._darcy_fd import AVERAGINGS
 from ._darcy_linear import LINEAR_SOLVERS
@@ -222,6 +222,7 @@ class DarcyInverseSolver:
     (True, ['misfit_tol'])
     """
 
+    problem: ClassVar[str] = "darcy-inverse"
     forcing: float = 1.0
     averaging: str = "harmonic"
     linear_solver: str = "gmg"
