@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .contract import check_finite
 from ._darcy_adjoint import average_pool_nodes
+from .contract import check_finite
 from .errors import InputError, ShapeError
 
 __all__ = ["add_noise", "coefficient_errors", "paper_noise_to_relative", "pool_coefficient"]
