@@ -90,3 +90,18 @@ def test_modules_stay_focused(package):
     too_long = {str(p.relative_to(ROOT)): n for p in _python_files(package)
                 if (n := len(p.read_text().splitlines())) > 500}
     assert not too_long, f"split these by responsibility: {too_long}"
+
+
+@pytest.mark.parametrize(("old", "new"), [("warmstart", "surrogate.warmstart"),
+                                          ("fem", "surrogate.mesh")])
+def test_moved_modules_keep_working_with_a_deprecation_warning(old, new):
+    proc = _run(
+        "import warnings\n"
+        "warnings.simplefilter('error', DeprecationWarning)\n"
+        f"try:\n    import neuralop_fem.{old}\nexcept DeprecationWarning as w:\n    print(w)\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        f"import neuralop_fem.{old} as old, neuralop_fem.{new} as new\n"
+        "assert all(getattr(old, n) is getattr(new, n) for n in new.__all__)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"neuralop_fem.{old} moved to neuralop_fem.{new}" in proc.stdout

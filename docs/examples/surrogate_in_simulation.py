@@ -24,12 +24,11 @@ import skfem
 
 from neuralop_fem import compare
 from neuralop_fem.data import generate, load_dataset
-from neuralop_fem.surrogate.mesh import compare_on_mesh, export_fields
 from neuralop_fem.models import PRESETS
-from neuralop_fem.surrogate import OODWarning, Surrogate
+from neuralop_fem.surrogate import OODWarning, Surrogate, SurrogatePolicy
+from neuralop_fem.surrogate.mesh import compare_on_mesh, export_fields
 from neuralop_fem.training.config import TrainConfig
 from neuralop_fem.training.trainer import Trainer
-from neuralop_fem.surrogate import SurrogatePolicy
 from solvers.darcy import DarcyFDSolver
 
 out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())
