@@ -163,3 +163,10 @@ def test_initial_guess_is_refused(burgers):
 def test_not_a_run_dir(tmp_path):
     with pytest.raises(InputError, match="run.json"):
         Surrogate.load(tmp_path)
+
+
+def test_absurd_inputs_give_a_clear_error_not_non_finite_values(burgers):
+    sur, ds = burgers
+    u0 = ds["u0"].values[:2]
+    with pytest.warns(OODWarning), pytest.raises(InputError, match="non-finite values for 2 of 2"):
+        sur.solve(u0 * 1e300)

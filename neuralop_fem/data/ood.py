@@ -103,7 +103,9 @@ def ood_statistics(inputs: NDArray[np.float64], problem: str) -> NDArray[np.floa
     if problem not in _STATISTICS:
         msg = f"`problem` must be one of {', '.join(map(repr, _STATISTICS))}; got {problem!r}."
         raise InputError(msg)
-    return _STATISTICS[problem](np.asarray(inputs, dtype=np.float64))
+    # Absurd inputs (e.g. 1e300) overflow: their statistics become inf/NaN and are flagged.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _STATISTICS[problem](np.asarray(inputs, dtype=np.float64))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,7 +177,9 @@ class OODReference:
         """Squared Mahalanobis distance ``d^2`` of each sample, shape (n_samples,)."""
         d = ood_statistics(inputs, self.problem) - np.asarray(self.mean)
         inv = np.linalg.inv(np.asarray(self.covariance))
-        return np.einsum("si,ij,sj->s", d, inv, d)
+        with np.errstate(over="ignore", invalid="ignore"):
+            score = np.einsum("si,ij,sj->s", d, inv, d)
+        return np.where(np.isfinite(score), score, np.inf)  # non-finite statistics: flagged
 
     def off_set_fraction(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
         """Darcy: per-sample fraction of values not in :attr:`value_set` (rel. tol 1e-6)."""

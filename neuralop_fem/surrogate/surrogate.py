@@ -2,9 +2,12 @@
 
 :class:`Surrogate` wraps a :class:`~neuralop_fem.models.NormalizedOperator` with the grid,
 problem and provenance of its training run, so a simulation script can call
-``surrogate.solve(inputs)`` exactly like ``BurgersSpectralSolver().solve(inputs)`` or
-``DarcyFDSolver().solve(inputs)``: numpy or xarray in, the same form out, one sample or a
-batch, float64 out. See ``docs/using_a_surrogate.md``.
+``surrogate.solve(inputs)`` exactly like ``BurgersSpectralSolver().solve(inputs)``,
+``DarcyFDSolver().solve(inputs)`` or ``DarcyInverseSolver().solve(u_obs)``: numpy or xarray
+in, the same form out, one sample or a batch, float64 out. Forward runs (Burgers, Darcy)
+predict the solution on the input grid; inverse runs (``darcy-inverse``) predict the
+coefficient on the model's coarse grid, or interpolated to the input grid with
+``resample=True``. See ``docs/using_a_surrogate.md``.
 """
 
 from __future__ import annotations
@@ -18,16 +21,15 @@ from typing import Any
 import numpy as np
 import torch
 from numpy.typing import NDArray
-from scipy.ndimage import map_coordinates
 
 from solvers.contract import SolveReport, as_batch
 from solvers.problems import get_problem
 
 from ..data.ood import OODReference, reference_from_dataset
 from ..errors import InputError, ShapeError
+from .resample import resample_nodes, resample_periodic
 
-__all__ = ["OODWarning", "Surrogate"]
-
+__all__ = ["OODWarning", "Surrogate", "resample_nodes", "resample_periodic"]
 
 
 class OODWarning(UserWarning):
@@ -38,43 +40,6 @@ def _default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-# -- resampling between grids ------------------------------------------------------------------
-
-
-def resample_periodic(u: NDArray[np.float64], n: int) -> NDArray[np.float64]:
-    """Resample ``(s, m)`` periodic samples on ``x_i = i/m`` to ``n`` points.
-
-    Strided when ``m % n == 0``, otherwise periodic linear interpolation (second order).
-    """
-    m = u.shape[-1]
-    if m == n:
-        return u
-    if m % n == 0:
-        return np.ascontiguousarray(u[:, :: m // n])
-    pos = np.arange(n) * (m / n)
-    i0 = np.floor(pos).astype(np.int64)
-    w = pos - i0
-    return (1 - w) * u[:, i0 % m] + w * u[:, (i0 + 1) % m]
-
-
-def resample_nodes(u: NDArray[np.float64], n: int, *, order: int = 1) -> NDArray[np.float64]:
-    """Resample ``(s, m, m)`` node-grid samples (``x_i = i/(m-1)``) to ``n x n`` nodes.
-
-    Strided when ``(m - 1) % (n - 1) == 0``, otherwise interpolation: ``order=1`` bilinear
-    (second order for smooth fields), ``order=0`` nearest node (keeps the phase values of a
-    piecewise-constant coefficient).
-    """
-    m = u.shape[-1]
-    if m == n:
-        return u
-    if (m - 1) % (n - 1) == 0:
-        step = (m - 1) // (n - 1)
-        return np.ascontiguousarray(u[:, ::step, ::step])
-    c = np.linspace(0.0, m - 1, n)
-    ii, jj = np.meshgrid(c, c, indexing="ij")
-    return np.stack([map_coordinates(s, [ii, jj], order=order, mode="nearest") for s in u])
-
-
 class Surrogate:
     """A trained surrogate with the solver contract (``solve``, ``solve_with_report``).
 
@@ -83,9 +48,15 @@ class Surrogate:
     operator : torch.nn.Module
         Maps (batch, *grid, 1) inputs in physical units to (batch, *grid, 1) predictions
         (e.g. a :class:`~neuralop_fem.models.NormalizedOperator`).
-    problem : {"burgers", "darcy"}
+    problem : str
+        A problem of :func:`solvers.problems.get_problem`: ``"burgers"``, ``"darcy"``,
+        ``"darcy-inverse"``.
     resolution : int
-        The training grid: Burgers ``n`` points ``x_i = i/n``; Darcy ``n x n`` nodes.
+        The training (input) grid: Burgers ``n`` points ``x_i = i/n``; Darcy and the inverse
+        problem ``n x n`` nodes.
+    output_resolution : int or None
+        The grid of the model's output: the input grid for forward problems (None), the
+        coarse ``n_c x n_c`` node grid of an inverse model (36 for 141 in the paper).
     run_info : dict
         Contents of the run's ``run.json`` (provenance, errors, ...); may be empty.
     device : str or torch.device or None
@@ -99,8 +70,10 @@ class Surrogate:
     def __init__(self, operator: torch.nn.Module, *, problem: str, resolution: int,
                  run_info: dict[str, Any] | None = None, device: Any = None,
                  batch_size: int = 16, ood_reference: OODReference | None = None,
-                 name: str = "surrogate") -> None:
+                 name: str = "surrogate", output_resolution: int | None = None) -> None:
         self.spec = get_problem(problem)
+        self.output_resolution = int(resolution if output_resolution is None
+                                     else output_resolution)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             msg = f"`batch_size` must be an int >= 1; got {batch_size!r}."
             raise InputError(msg)
@@ -137,27 +110,67 @@ class Surrogate:
             raise InputError(msg)
         dev = torch.device(device) if device is not None else _default_device()
         operator, info = _load_operator(path, dev)
-        if info.get("task", "") not in ("", "burgers", "darcy"):
-            msg = (f"`run_dir` must hold a forward burgers/darcy model; got task "
-                   f"{info.get('task')!r}, which Surrogate does not serve.")
-            raise InputError(msg)
         problem = str(_lookup(info, "task", "problem"))
+        get_problem(problem)  # a registered problem, else a clear error
         resolution = int(_lookup(info, "resolution"))
+        output = info.get("output_resolution") or resolution
         ood = None
         if isinstance(info.get("ood_reference"), dict):
             ood = OODReference.from_dict(info["ood_reference"])
         else:
             ood = _ood_from_provenance(info, problem)
         return cls(operator, problem=problem, resolution=resolution, run_info=info, device=dev,
-                   batch_size=batch_size, ood_reference=ood, name=f"surrogate {path.name}")
+                   batch_size=batch_size, ood_reference=ood, name=f"surrogate {path.name}",
+                   output_resolution=int(output))
 
     # -- properties --------------------------------------------------------------------------
 
     @property
     def grid(self) -> NDArray[np.float64]:
-        """Grid coordinates: Burgers ``i/n`` (n,), Darcy ``i/(n-1)`` (n,) along each axis."""
-        n = self.resolution
-        return self.spec.coordinates(n)
+        """Input grid coordinates: Burgers ``i/n`` (n,), Darcy ``i/(n-1)`` (n,) along each axis."""
+        return self.spec.coordinates(self.resolution)
+
+    @property
+    def output_grid(self) -> NDArray[np.float64]:
+        """Coordinates of the model's output grid along each axis (the input grid, or the
+        coarse grid of an inverse model)."""
+        return self.spec.coordinates(self.output_resolution)
+
+    @property
+    def noise(self) -> float:
+        """The run's training noise factor (inverse problem; the paper's convention: the input
+        gets ``noise * (sigma(x) + 1e-5) * N(0, 1)``, ``sigma`` the pointwise training std)."""
+        train = self.run_info.get("train_config", {})
+        value = train.get("noise", 0.0) if isinstance(train, dict) else 0.0
+        return float(value) if isinstance(value, int | float) else 0.0
+
+    def noise_std(self) -> NDArray[np.float64] | None:
+        """The pointwise training standard deviation ``sigma(x) + eps`` of the inputs on the
+        model grid, from the run's input normaliser (None when the model has none)."""
+        norm = getattr(self.operator, "input_normalizer", None)
+        if norm is None:
+            return None
+        std = norm.std.detach().to("cpu", torch.float64).numpy()[..., 0]
+        return std + float(norm.eps)
+
+    def relative_noise_level(self, inputs: Any) -> NDArray[np.float64]:
+        """Per-sample relative noise level ``||noise|| / ||u||`` (interior nodes) that the run's
+        training noise (:attr:`noise`, paper convention) corresponds to for ``inputs``.
+
+        This is the level a classical inversion's discrepancy principle needs
+        (:class:`solvers.DarcyInverseSolver`, ``noise_level``). Inputs on the model grid.
+        """
+        batch = as_batch(inputs, name=self.spec.input_name, core_dims=self.spec.dims)
+        u = batch.values
+        std = self.noise_std()
+        if self.noise == 0 or std is None:
+            return np.zeros(len(u))
+        if u.shape[1:] != std.shape:
+            msg = (f"`{self.spec.input_name}` must be on the model grid {std.shape} to convert "
+                   f"the noise level; got {u.shape[1:]}.")
+            raise ShapeError(msg)
+        num = self.noise * np.linalg.norm(std[1:-1, 1:-1])
+        return num / np.linalg.norm(u[:, 1:-1, 1:-1].reshape(len(u), -1), axis=1)
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -189,8 +202,23 @@ class Surrogate:
         """
         from ..data.provenance import solver_from_record
 
+        if self.spec.inverse:
+            return self._inverse_solver()
         solver = solver_from_record(self.provenance, self.problem, source="run.json")
         return self.spec.make_solver() if solver is None else solver
+
+    def _inverse_solver(self) -> Any:
+        """A classical inversion with the forward settings of the training data's solver."""
+        from ..data.provenance import solver_from_record
+
+        forward = solver_from_record(self.provenance, self.spec.data_problem, source="run.json")
+        cls = self.spec.solver_class()
+        if forward is None:
+            return cls()
+        options = {"forcing": forward.forcing, "linear_solver": forward.linear_solver}
+        if hasattr(forward, "averaging"):
+            options["averaging"] = forward.averaging
+        return cls(**options)
 
     # -- the solver contract -----------------------------------------------------------------
 
@@ -206,21 +234,26 @@ class Surrogate:
         ----------
         inputs : array or xarray.DataArray
             Burgers: ``u0`` of shape (n_samples, n) / (n,), dims ("sample", "x");
-            Darcy: ``a`` of shape (n_samples, n, n) / (n, n), dims ("sample", "x", "y"), > 0.
+            Darcy: ``a`` of shape (n_samples, n, n) / (n, n), dims ("sample", "x", "y"), > 0;
+            inverse Darcy: the observed solution ``u`` (n_samples, n, n) / (n, n) with the
+            same dims (noisy observations are expected; the model was trained with the run's
+            noise level, :attr:`noise`).
         initial_guess
             Must be None (accepted for the solver contract).
         resample
             Accept inputs on another grid: resampled to the model grid (strided where
-            possible; else linear for Burgers, nearest node for the Darcy coefficient) and
-            the prediction back to the input grid (linear / bilinear). Off by default:
-            a grid mismatch raises.
+            possible; else linear for Burgers, nearest node for the Darcy coefficient,
+            bilinear for an observed solution) and the prediction back to the input grid
+            (linear / bilinear; for an inverse model from its coarse output grid). Off by
+            default: a grid mismatch raises, and an inverse model returns its coarse grid.
 
         Returns
         -------
-        u
-            Float64 prediction in the form of ``inputs`` (DataArray named ``"u"``).
+        prediction
+            Float64 prediction in the form of ``inputs`` (a DataArray named after the problem's
+            output, ``"u"`` or ``"a"``, with the coordinates of its grid).
         report : SolveReport
-            ``iterations`` 0, ``residual`` NaN (Burgers) or the relative residual
+            ``iterations`` 0, ``residual`` NaN (Burgers, inverse) or the relative residual
             ``||b - A u||/||b||`` of the training solver's discrete Darcy system, and the
             wall time per sample (forward passes split evenly).
 
@@ -229,7 +262,8 @@ class Surrogate:
         ShapeError
             Input dimensionality of another problem, or (without ``resample``) another grid.
         InputError
-            NaN/inf, a non-positive coefficient, or an ``initial_guess``.
+            NaN/inf, a non-positive coefficient, an ``initial_guess``, or inputs for which the
+            model returns non-finite values (far outside its training distribution).
 
         Warns
         -----
@@ -266,7 +300,9 @@ class Surrogate:
         model_in = self._to_model_grid(values)
         self._check_ood(model_in)
         pred = self._predict(model_in)
-        pred = self._from_model_grid(pred, n_in)
+        _check_finite_prediction(pred, self.name, self.last_ood_score)
+        if resample:
+            pred = self._from_model_grid(pred, n_in)
         elapsed = time.perf_counter() - t0
         n_s = len(values)
         residual = np.full(n_s, np.nan)
@@ -274,7 +310,21 @@ class Surrogate:
             residual = _darcy_residual(self.reference_solver(), values, pred)
         report = SolveReport(iterations=np.zeros(n_s, dtype=np.int64), residual=residual,
                              solve_time=np.full(n_s, elapsed / n_s), method=self.name)
-        return batch.restore(pred, name="u"), report
+        return self._restore(batch, pred), report
+
+    def _restore(self, batch: Any, pred: NDArray[np.float64]) -> Any:
+        """The prediction in the caller's form; an output on another grid than the input (an
+        inverse model's coarse grid) gets that grid's coordinates."""
+        name = self.spec.output_name
+        if pred.shape[1:] == batch.values.shape[1:] or batch.template is None:
+            return batch.restore(pred, name=name)
+        import xarray as xr
+
+        dims = list(self.spec.dims) if batch.single else ["sample", *self.spec.dims]
+        coords: dict[str, Any] = {d: self.spec.coordinates(pred.shape[-1]) for d in self.spec.dims}
+        if not batch.single and "sample" in batch.template.coords:
+            coords["sample"] = batch.template["sample"].values
+        return xr.DataArray(pred[0] if batch.single else pred, dims=dims, coords=coords, name=name)
 
     def ood_score(self, inputs: Any) -> NDArray[np.float64]:
         """Squared Mahalanobis distance of each input's statistics (NaN without a reference)."""
@@ -288,7 +338,8 @@ class Surrogate:
     def _to_model_grid(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.spec.periodic:
             return resample_periodic(values, self.resolution)
-        return resample_nodes(values, self.resolution, order=0)
+        # nearest node keeps a coefficient's phase values; a solution is interpolated
+        return resample_nodes(values, self.resolution, order=0 if self.spec.positive_input else 1)
 
     def _from_model_grid(self, pred: NDArray[np.float64], n: int) -> NDArray[np.float64]:
         if pred.shape[-1] == n:
@@ -316,6 +367,19 @@ class Surrogate:
                 y = self.operator(x.to(device=self.device, dtype=dtype))
                 out.append(y[..., 0].to("cpu", torch.float64).numpy())
         return np.concatenate(out, axis=0)
+
+
+def _check_finite_prediction(pred: NDArray[np.float64], name: str,
+                             score: NDArray[np.float64] | None) -> None:
+    bad = ~np.isfinite(pred.reshape(len(pred), -1)).all(axis=1)
+    if bad.any():
+        which = np.flatnonzero(bad)
+        where = "" if score is None else (
+            f" (out-of-distribution scores {', '.join(f'{s:.3g}' for s in score[which][:5])})")
+        msg = (f"{name}: the model returned non-finite values for {int(bad.sum())} of "
+               f"{len(pred)} input samples (positions {which[:10].tolist()}){where}; these "
+               "inputs are far outside what it was trained on.")
+        raise InputError(msg)
 
 
 def _darcy_residual(solver: Any, a: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -1,0 +1,116 @@
+"""Inverse-problem surrogates in scripts: a trained darcy-inverse run behind Surrogate.solve."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from neuralop_fem import Surrogate
+from neuralop_fem.data import generate, load_dataset
+from neuralop_fem.errors import ShapeError
+from neuralop_fem.evaluation import evaluate_run
+from neuralop_fem.models import PRESETS
+from neuralop_fem.surrogate import OODWarning
+from neuralop_fem.training import TrainConfig, Trainer
+from neuralop_fem.training.setup import make_dataset
+from solvers import DarcyInverseSolver
+from solvers.darcy_inverse import paper_noise_to_relative
+
+N, N_COARSE = 29, 8  # 29 -> 8 is the 141 -> 36 rule (coarse_ratio 0.25)
+
+
+@pytest.fixture(scope="module")
+def inverse_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("inverse")
+    data = generate("darcy", n_samples=20, resolution=N, seed=5, out=tmp / "d.nc", workers=0,
+                    progress=False)
+    model = PRESETS["darcy-inverse-galerkin"].replace(d_model=12, num_layers=1, d_ff=16)
+    config = TrainConfig(task="darcy-inverse", resolution=N, epochs=2, batch_size=4, gamma=0.0,
+                         noise=0.01, n_train=12, n_val=4, n_test=4, seed=3)
+    with Trainer(tmp / "run", data, model_config=model, config=config,
+                 preset="darcy-inverse-galerkin") as trainer:
+        trainer.fit()
+    return tmp / "run", data, config
+
+
+def test_loads_and_predicts_the_coefficient_on_the_coarse_grid(inverse_run):
+    run, data, _ = inverse_run
+    sur = Surrogate.load(run)
+    assert sur.problem == "darcy-inverse" and sur.resolution == N
+    assert sur.output_resolution == N_COARSE
+    u = load_dataset(data)["u"].values[:3]
+    a = sur.solve(u)
+    assert a.shape == (3, N_COARSE, N_COARSE) and np.isfinite(a).all()
+    np.testing.assert_allclose(sur.output_grid, np.linspace(0, 1, N_COARSE))
+    one = sur.solve(u[0])
+    np.testing.assert_allclose(one, a[0], rtol=1e-12)
+
+
+def test_matches_the_evaluation_of_the_run(inverse_run):
+    run, data, config = inverse_run
+    sur = Surrogate.load(run)
+    ds = load_dataset(data)
+    test = sur.run_info["splits"]["test"]
+    items = make_dataset(ds, config, indices=test, resolution=N, coarse=N_COARSE,
+                         input_normalizer=sur.operator.input_normalizer, in_memory=True)
+    noisy = np.stack([items[i]["input"][..., 0].numpy() for i in range(len(items))])
+    target = np.stack([items[i]["target"][..., 0].numpy() for i in range(len(items))])
+    pred = sur.solve(noisy.astype(np.float64))
+    rel = np.linalg.norm((pred - target).reshape(len(pred), -1), axis=1) / np.linalg.norm(
+        target.reshape(len(pred), -1), axis=1)
+    reference = evaluate_run(run, data)["rel_l2"]
+    np.testing.assert_allclose(rel, reference, rtol=1e-5)
+
+
+def test_xarray_in_gives_the_coarse_coordinates_out(inverse_run):
+    run, data, _ = inverse_run
+    u = load_dataset(data)["u"].isel(sample=slice(0, 2)).load()
+    a = Surrogate.load(run).solve(u)
+    assert isinstance(a, xr.DataArray) and a.name == "a"
+    assert a.dims == ("sample", "x", "y") and a.shape == (2, N_COARSE, N_COARSE)
+    np.testing.assert_array_equal(a["sample"].values, u["sample"].values)
+    np.testing.assert_allclose(a["x"].values, np.linspace(0, 1, N_COARSE))
+
+
+def test_resample_interpolates_to_the_input_grid_and_accepts_other_grids(inverse_run):
+    run, data, _ = inverse_run
+    sur = Surrogate.load(run)
+    u = load_dataset(data)["u"].values[:2]
+    coarse = sur.solve(u)
+    fine = sur.solve(u, resample=True)
+    assert fine.shape == u.shape
+    np.testing.assert_allclose(fine[:, ::4, ::4], coarse, rtol=1e-10)  # nodes shared by both grids
+    with pytest.raises(ShapeError, match="Pass resample=True"):
+        sur.solve(u[:, ::2, ::2])
+    assert sur.solve(u[:, ::2, ::2], resample=True).shape == (2, 15, 15)
+
+
+def test_out_of_distribution_check_works_on_the_observed_solution(inverse_run):
+    run, data, _ = inverse_run
+    sur = Surrogate.load(run)
+    u = load_dataset(data)["u"].values[12:16]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OODWarning)
+        sur.solve(u)
+    with pytest.warns(OODWarning, match="out-of-distribution"):
+        sur.solve(40.0 * u)
+
+
+def test_noise_level_comes_from_the_run(inverse_run):
+    run, data, config = inverse_run
+    sur = Surrogate.load(run)
+    assert sur.noise == config.noise
+    u = load_dataset(data)["u"].values
+    level = sur.relative_noise_level(u[12:16])
+    want = paper_noise_to_relative(config.noise, u[:12], observed=u[12:16])
+    np.testing.assert_allclose(level, want, rtol=1e-3)
+
+
+def test_reference_solver_is_the_classical_inversion_of_the_training_data(inverse_run):
+    run, _, _ = inverse_run
+    solver = Surrogate.load(run).reference_solver()
+    assert isinstance(solver, DarcyInverseSolver)
+    assert solver.forcing == 1.0 and solver.averaging == "harmonic"
