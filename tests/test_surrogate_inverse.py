@@ -114,3 +114,51 @@ def test_reference_solver_is_the_classical_inversion_of_the_training_data(invers
     solver = Surrogate.load(run).reference_solver()
     assert isinstance(solver, DarcyInverseSolver)
     assert solver.forcing == 1.0 and solver.averaging == "harmonic"
+
+
+def test_compare_on_the_inverse_problem_reports_three_answers_against_the_truth(inverse_run):
+    from neuralop_fem import compare
+
+    run, data, config = inverse_run
+    sur = Surrogate.load(run)
+    ds = load_dataset(data)
+    test = sur.run_info["splits"]["test"][:2]
+    u = ds["u"].values[test]
+    noisy = u + config.noise * sur.noise_std() * np.random.default_rng(0).standard_normal(u.shape)
+    noisy[:, [0, -1], :] = 0.0
+    noisy[:, :, [0, -1]] = 0.0
+    truth = ds["a"].values[test]
+    solver = sur.reference_solver()
+    out = compare(solver, sur, noisy, reference_solution=truth, warm_start=True, keep_fields=True)
+    assert list(out["approach"].values) == ["surrogate", "classical", "warm_started"]
+    # the numbers are what they claim: recompute the classical inversion's error independently
+    a_cl = solver.solve(noisy, noise_level=sur.relative_noise_level(noisy))
+    want = np.linalg.norm((a_cl - truth).reshape(2, -1), axis=1) / np.linalg.norm(
+        truth.reshape(2, -1), axis=1)
+    np.testing.assert_allclose(out["rel_l2"].sel(approach="classical").values, want, rtol=1e-10)
+    assert (out["pde_solves"].sel(approach="surrogate") == 0).all()
+    assert (out["pde_solves"].sel(approach="classical") > 0).all()
+    warm = out["time"].sel(approach="warm_started").values
+    assert (warm >= out["time"].sel(approach="surrogate").values).all()  # includes inference
+    assert out["coefficient"].shape == (3, 2, N, N)
+    with pytest.raises(ValueError, match="true coefficient"):
+        compare(solver, sur, noisy)
+
+
+def test_evaluate_and_compare_commands_accept_inverse_runs(inverse_run, tmp_path, capsys):
+    from neuralop_fem.cli import main
+
+    run, data, _ = inverse_run
+    assert main(["evaluate", str(run), "--data", str(data)]) == 0
+    assert "darcy-inverse-galerkin: 4 samples at n=29" in capsys.readouterr().out
+    out = tmp_path / "report"
+    assert main(["compare", str(run), "--data", str(data), "--out", str(out),
+                 "--max-samples", "2"]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["comparison.nc", "inverse_coefficients.png", "misfit_vs_solves.png",
+                     "summary.md"]
+    text = (out / "summary.md").read_text()
+    assert "classical inversion" in text and "Warm start:" in text
+    saved = xr.open_dataset(out / "comparison.nc")
+    assert saved.sizes["approach"] == 3 and saved.sizes["sample"] == 2
+    saved.close()

@@ -149,6 +149,12 @@ def compare(reference: Any, candidate: Any, inputs: Any, *,
     keep_fields
         Also return ``input``, ``reference``, ``candidate`` fields (for plots).
 
+    For an inverse problem (both sides declare ``problem = "darcy-inverse"``, e.g.
+    ``DarcyInverseSolver()`` and an inverse surrogate) the comparison is against the truth:
+    ``reference_solution`` is then the true coefficient, and the result is that of
+    :func:`~neuralop_fem.evaluation.inverse_comparison.compare_inverse` (surrogate alone,
+    classical inversion, inversion warm-started from the surrogate when ``warm_start``).
+
     Returns
     -------
     xr.Dataset
@@ -169,6 +175,11 @@ def compare(reference: Any, candidate: Any, inputs: Any, *,
     _check_solver(reference, "reference")
     _check_solver(candidate, "candidate")
     problem = _problem_of(reference, candidate, inputs)
+    if problem.inverse:
+        from .inverse_comparison import compare_inverse
+
+        return compare_inverse(reference, candidate, inputs, truth=reference_solution,
+                               warm_start=warm_start, keep_fields=keep_fields)
     batch = as_batch(inputs, name=problem.input_name, core_dims=problem.dims)
     values = batch.values
     known = None if reference_solution is None else _reference_values(reference_solution, batch,

@@ -20,6 +20,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from solvers.problems import PROBLEMS, get_problem
+
+from ..files import atomic_path, write_text_atomic
 from .comparison import METRICS
 
 __all__ = ["summary_markdown", "write_report"]
@@ -171,10 +174,19 @@ def write_report(ds: xr.Dataset, out_dir: str | os.PathLike[str], *, title: str 
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    plots = _plots(ds, out)
+    inverse = ds.attrs.get("problem") in PROBLEMS and get_problem(ds.attrs["problem"]).inverse
+    if inverse:
+        from .inverse_report import inverse_plots, inverse_summary_markdown
+
+        plots = inverse_plots(ds, out)
+        text = inverse_summary_markdown(ds, title=title, notes=notes)
+    else:
+        plots = _plots(ds, out)
+        text = summary_markdown(ds, title=title, notes=notes)
     nc = out / "comparison.nc"
-    slim = ds.drop_vars([v for v in ("input", "reference", "candidate") if v in ds])
-    slim.to_netcdf(nc)
-    text = summary_markdown(ds, title=title, notes=notes)
-    (out / "summary.md").write_text(text)
+    fields = ("input", "reference", "candidate", "truth", "observation", "coefficient")
+    slim = ds.drop_vars([v for v in fields if v in ds])
+    with atomic_path(nc) as tmp:
+        slim.to_netcdf(tmp)
+    write_text_atomic(out / "summary.md", text)
     return {"netcdf": nc, "summary": out / "summary.md", "plots": plots, "text": text}

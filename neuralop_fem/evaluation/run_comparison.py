@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from solvers.problems import PROBLEMS, get_problem
 
 from ..errors import InputError
@@ -56,7 +58,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     """Load the run, select samples of ``data``, compare, and write the report into ``out``.
 
     The dataset's inputs are strided to the model grid when the file is finer (as in
-    training); the stored solutions are not used, both sides solve.
+    training); the stored solutions are not used, both sides solve. For an inverse run the
+    observations are the dataset's solutions with the run's training noise (the same fixed
+    draws as its evaluation) and the true coefficient is the dataset's, on the same grid; the
+    reference is the classical inversion, also warm-started from the surrogate.
 
     Returns
     -------
@@ -67,22 +72,27 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
 
     sur = Surrogate.load(run_dir, device=device)
     ds = load_dataset(data)
-    if ds.attrs.get("problem") != sur.problem:
-        msg = (f"`data` must be a {sur.problem} dataset like the run's training data; got a "
-               f"{ds.attrs.get('problem')} dataset ({os.fspath(data)}).")
+    problem = get_problem(sur.problem)
+    if ds.attrs.get("problem") != problem.data_problem:
+        msg = (f"`data` must be a {problem.data_problem} dataset like the run's training data; "
+               f"got a {ds.attrs.get('problem')} dataset ({os.fspath(data)}).")
         raise InputError(msg)
     test = list(sur.run_info.get("splits", {}).get("test", []))
     idx = parse_indices(indices, n_samples=int(ds.sizes["sample"]), test=test)
     if max_samples is not None:
         idx = idx[:max_samples]
-    problem = get_problem(sur.problem)
     n_file = int(ds.sizes["x"])
     stride = problem.stride(n_file, sur.resolution)
     sel = {dim: slice(None, None, stride) for dim in problem.dims}
-    inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
     reference = reference_solver(solver, sur, linear_solver=linear_solver)
-    warm = warm_start and problem.linear_system
-    result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
+    if problem.inverse:
+        inputs, truth = _inverse_observations(sur, ds, idx)
+        result = compare(reference, sur, inputs, reference_solution=truth,
+                         warm_start=warm_start, keep_fields=True)
+    else:
+        inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
+        warm = warm_start and problem.linear_system
+        result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
     result.attrs.update(run_dir=os.fspath(Path(run_dir).resolve()), data=os.fspath(data),
                         model_resolution=sur.resolution, file_resolution=n_file,
                         validation_error=sur.validation_error, test_error=sur.test_error)
@@ -94,3 +104,24 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                           notes=notes)
     report["dataset"] = result
     return report
+
+
+def _inverse_observations(sur: Surrogate, ds: Any, idx: Any) -> tuple[Any, Any]:
+    """The noisy observations of an inverse run's evaluation (the same fixed noise draws) and
+    the true coefficient, both on the model's input grid, as DataArrays."""
+    import xarray as xr
+
+    from ..training.config import TrainConfig
+    from ..training.setup import make_dataset
+
+    config = TrainConfig.from_dict(sur.run_info["train_config"])
+    items = make_dataset(ds, config, indices=idx, resolution=sur.resolution,
+                         coarse=sur.output_resolution,
+                         input_normalizer=getattr(sur.operator, "input_normalizer", None),
+                         in_memory=False)
+    u = np.stack([items[i]["input"][..., 0].numpy() for i in range(len(items))])
+    stride = get_problem(sur.problem).stride(int(ds.sizes["x"]), sur.resolution)
+    a = ds["a"].isel(sample=idx).isel(x=slice(None, None, stride), y=slice(None, None, stride))
+    coords = {"sample": ds["sample"].values[idx], "x": sur.grid, "y": sur.grid}
+    obs = xr.DataArray(u.astype(np.float64), dims=("sample", "x", "y"), coords=coords, name="u")
+    return obs, a.load()

@@ -120,7 +120,8 @@ class Surrogate:
         else:
             ood = _ood_from_provenance(info, problem)
         return cls(operator, problem=problem, resolution=resolution, run_info=info, device=dev,
-                   batch_size=batch_size, ood_reference=ood, name=f"surrogate {path.name}",
+                   batch_size=batch_size, ood_reference=ood,
+                   name=f"{info.get('preset') or problem} surrogate ({path.name})",
                    output_resolution=int(output))
 
     # -- properties --------------------------------------------------------------------------

@@ -1,0 +1,268 @@
+r"""Compare and combine answers to the Darcy inverse problem: surrogate, inversion, warm start.
+
+:func:`compare_inverse` (what :func:`~neuralop_fem.evaluation.compare` does for an inverse
+problem) gives every observation ``u_obs`` to three methods:
+
+* ``surrogate``: the candidate alone (e.g. ``Surrogate.load(inverse_run)``), one forward pass;
+* ``classical``: the reference inversion (:class:`solvers.DarcyInverseSolver`) from its default
+  start;
+* ``warm_started``: the same inversion started from the candidate's coefficient (interpolated
+  to the observation grid), with the same stopping rule.
+
+and reports per sample and method, against the true coefficient ``a``:
+
+* ``rel_l2``: :math:`\|a_m - a\| / \|a\|` on the observation grid (the candidate's coarse
+  output interpolated bilinearly);
+* ``rel_l2_coarse``: the same on the coarse grid, both sides average-pooled like the
+  training targets (:func:`solvers.darcy_inverse.pool_coefficient`; a coarse candidate output
+  is used as it is);
+* ``misclassified``: the fraction of nodes whose phase (``a > threshold``) is wrong;
+* ``misfit``: :math:`\|F(a_m) - u_{obs}\| / \|u_{obs}\|` over the interior nodes, ``F`` the
+  inversion's forward model (the candidate's misfit costs one forward solve, not counted);
+* ``pde_solves`` and ``equivalent_solves`` (forward + adjoint solves of the inversion, the
+  latter weighted to observation-grid solves), ``iterations`` and ``time`` (seconds per sample;
+  the warm start includes the candidate's inference).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from numpy.typing import NDArray
+
+from solvers.contract import as_batch
+from solvers.darcy_inverse import coefficient_errors, pool_coefficient
+
+from ..errors import InputError, ShapeError
+from ..surrogate.resample import resample_nodes
+
+__all__ = ["INVERSE_APPROACHES", "INVERSE_METRICS", "compare_inverse"]
+
+#: The three answers compared, in order.
+INVERSE_APPROACHES = ("surrogate", "classical", "warm_started")
+#: Per-sample metrics of each method.
+INVERSE_METRICS = ("rel_l2", "rel_l2_coarse", "misclassified", "misfit", "pde_solves",
+                   "equivalent_solves", "iterations", "time")
+
+Array = NDArray[np.float64]
+
+
+def _truth(truth: Any, shape: tuple[int, ...], single: bool) -> Array:
+    if truth is None:
+        msg = ("`reference_solution` (the true coefficient on the observation grid) must be "
+               "given to compare answers to an inverse problem; got None.")
+        raise InputError(msg)
+    a = np.asarray(getattr(truth, "values", truth), dtype=np.float64)
+    if single and a.ndim == len(shape) - 1:
+        a = a[None]
+    if a.shape != shape:
+        msg = f"`reference_solution` must have the shape of the observations {shape}; got {a.shape}."
+        raise ShapeError(msg)
+    if not np.isfinite(a).all() or (a <= 0).any():
+        msg = "`reference_solution` must be a finite coefficient > 0 everywhere."
+        raise InputError(msg)
+    return a
+
+
+def _candidate(candidate: Any, u: Array) -> tuple[Array, Array, float]:
+    """(output as returned, output on the observation grid, seconds per sample)."""
+    n = u.shape[-1]
+    t0 = time.perf_counter()
+    if hasattr(candidate, "output_resolution") and getattr(candidate, "resolution", n) != n:
+        out = candidate.solve(u, resample=True)  # another model grid: through its own resampling
+    else:
+        out = candidate.solve(u)
+    seconds = (time.perf_counter() - t0) / len(u)
+    out = np.asarray(getattr(out, "values", out), dtype=np.float64)
+    if out.ndim != 3 or out.shape[0] != len(u) or out.shape[1] != out.shape[2]:
+        msg = (f"`candidate` must return a coefficient of shape (n_samples, m, m); got "
+               f"{out.shape}.")
+        raise ShapeError(msg)
+    if not np.isfinite(out).all() or (out <= 0).any():
+        msg = "`candidate` returned a coefficient that is not finite and > 0 everywhere."
+        raise InputError(msg)
+    fine = out if out.shape[-1] == n else resample_nodes(out, n, order=1)
+    return out, fine, seconds
+
+
+def _pool_factor(n: int, candidate_grid: int, coarse: int | None) -> int | None:
+    m = coarse if coarse is not None else (candidate_grid if candidate_grid < n else None)
+    if m is None:
+        return 4 if (n - 1) % 4 == 0 else None
+    if m < 2 or (n - 1) % (m - 1):
+        msg = (f"`coarse_resolution` must give a pooling of the observation grid: (n - 1) % "
+               f"(m - 1) == 0 for n = {n}; got m = {m}.")
+        raise InputError(msg)
+    return (n - 1) // (m - 1)
+
+
+def _errors(estimate: Array, truth: Array, factor: int | None, threshold: float,
+            coarse_estimate: Array | None = None) -> dict[str, Array]:
+    if factor is None:
+        e = coefficient_errors(estimate, truth, pool=1, threshold=threshold)
+        return {"rel_l2": e["fine"], "rel_l2_coarse": np.full(len(truth), np.nan),
+                "misclassified": e["misclassified"]}
+    e = coefficient_errors(estimate, truth, pool=factor, threshold=threshold)
+    coarse = e["coarse"]
+    if coarse_estimate is not None:
+        t = pool_coefficient(truth, factor=factor)
+        coarse = (np.linalg.norm((coarse_estimate - t).reshape(len(t), -1), axis=1)
+                  / np.linalg.norm(t.reshape(len(t), -1), axis=1))
+    return {"rel_l2": e["fine"], "rel_l2_coarse": coarse, "misclassified": e["misclassified"]}
+
+
+def _misfit(solver: Any, a: Array, u: Array) -> Array:
+    """Relative data misfit of coefficients ``a`` through the inversion's forward model."""
+    from solvers.darcy import DarcyFDSolver
+
+    forward = DarcyFDSolver(forcing=solver.forcing, averaging=solver.averaging,
+                            linear_solver=solver.linear_solver)
+    pred = forward.solve(a)
+    inner = (slice(None), slice(1, -1), slice(1, -1))
+    diff = (pred - u)[inner].reshape(len(u), -1)
+    return np.linalg.norm(diff, axis=1) / np.linalg.norm(u[inner].reshape(len(u), -1), axis=1)
+
+
+def _run_inversion(solver: Any, u: Array, levels: Array, guess: Array | None) -> tuple[Array, Any]:
+    out, report = solver.solve_with_report(u, initial_guess=guess, noise_level=levels)
+    return np.asarray(getattr(out, "values", out), dtype=np.float64), report
+
+
+def _noise_levels(noise_level: Any, candidate: Any, solver: Any, u: Array) -> Array:
+    if noise_level is not None:
+        levels = np.broadcast_to(np.asarray(noise_level, dtype=np.float64), (len(u),)).copy()
+    elif hasattr(candidate, "relative_noise_level"):
+        levels = np.asarray(candidate.relative_noise_level(u), dtype=np.float64)
+    else:
+        levels = np.full(len(u), float(getattr(solver, "noise_level", 0.0)))
+    if not (np.isfinite(levels).all() and (levels >= 0).all()):
+        msg = f"`noise_level` must be finite numbers >= 0; got {levels}."
+        raise InputError(msg)
+    return levels
+
+
+def _guess(fine: Array, solver: Any) -> Array:
+    """The candidate's coefficient as a start: inside the inversion's bounds when it has any."""
+    bounds = getattr(solver, "bounds", None)
+    if bounds is None:
+        return np.maximum(fine, 1e-6 * float(np.max(fine)))
+    low, high = bounds
+    return np.clip(fine, low * (1 + 1e-9), high * (1 - 1e-9))
+
+
+def compare_inverse(reference: Any, candidate: Any, inputs: Any, *, truth: Any,
+                    noise_level: Any = None, warm_start: bool = True,
+                    coarse_resolution: int | None = None, threshold: float = 7.5,
+                    keep_fields: bool = False) -> xr.Dataset:
+    """Surrogate alone, classical inversion and warm-started inversion against the truth.
+
+    Parameters
+    ----------
+    reference
+        The classical inversion, e.g. ``DarcyInverseSolver()`` (``solve_with_report(u, *,
+        initial_guess, noise_level)``).
+    candidate
+        An inverse surrogate (``Surrogate.load(run)``) or any object whose ``solve(u)`` returns
+        a coefficient (on the observation grid or a coarse node grid).
+    inputs : (n_samples, n, n) array or DataArray
+        Observed solutions ``u_obs`` (noisy as they come).
+    truth : (n_samples, n, n) array or DataArray
+        The true coefficient on the observation grid.
+    noise_level : float or (n_samples,) array, optional
+        Relative noise level of each observation (the inversion's discrepancy principle). None:
+        the candidate's (a surrogate converts its run's training noise), else the inversion's.
+    warm_start
+        Also run the inversion from the candidate's answer.
+    coarse_resolution : int, optional
+        The coarse grid of ``rel_l2_coarse``; None: the candidate's output grid when coarser
+        than the observations, else pooling by 4 (141 -> 36, 85 -> 22).
+    threshold
+        Phase threshold of ``misclassified`` (7.5, between the benchmark's 3 and 12).
+    keep_fields
+        Also return ``truth``, ``observation`` and each method's ``coefficient`` (for plots).
+
+    Returns
+    -------
+    xr.Dataset
+        :data:`INVERSE_METRICS` on dims ``(approach, sample)`` (not ``method``: that name is
+        an argument of xarray's ``sel``); ``stop_reason`` of the
+        inversions; ``noise_level``; summary attributes ``<approach>_<metric>_mean`` and
+        ``<approach>_<metric>_median``, plus ``problem``, ``reference``, ``candidate``.
+    """
+    batch = as_batch(inputs, name="u", core_dims=("x", "y"))
+    u = batch.values
+    a_true = _truth(truth, u.shape, batch.single)
+    raw, fine, t_candidate = _candidate(candidate, u)
+    factor = _pool_factor(u.shape[-1], raw.shape[-1], coarse_resolution)
+    coarse_raw = raw if raw.shape[-1] < u.shape[-1] and factor is not None \
+        and raw.shape[-1] == (u.shape[-1] - 1) // factor + 1 else None
+    levels = _noise_levels(noise_level, candidate, reference, u)
+    n_s = len(u)
+    rows: dict[str, dict[str, Array]] = {
+        "surrogate": {**_errors(fine, a_true, factor, threshold, coarse_raw),
+                      "misfit": _misfit(reference, fine, u), "pde_solves": np.zeros(n_s),
+                      "equivalent_solves": np.zeros(n_s), "iterations": np.zeros(n_s),
+                      "time": np.full(n_s, t_candidate)},
+    }
+    fields = {"surrogate": fine}
+    stops = {}
+    runs = [("classical", None)] + ([("warm_started", _guess(fine, reference))] if warm_start
+                                    else [])
+    for method, guess in runs:
+        a_m, rep = _run_inversion(reference, u, levels, guess)
+        extra = t_candidate if guess is not None else 0.0
+        rows[method] = {**_errors(a_m, a_true, factor, threshold), "misfit": rep.residual,
+                        "pde_solves": rep.pde_solves, "equivalent_solves": rep.equivalent_solves,
+                        "iterations": rep.iterations, "time": rep.solve_time + extra}
+        fields[method] = a_m
+        stops[method] = np.asarray(rep.stop_reason, dtype=str)
+    methods = [m for m in INVERSE_APPROACHES if m in rows]
+    data: dict[str, Any] = {
+        k: (("approach", "sample"), np.stack([np.asarray(rows[m][k], dtype=np.float64)
+                                            for m in methods]))
+        for k in INVERSE_METRICS
+    }
+    stop = np.stack([stops.get(m, np.full(n_s, "", dtype=object)).astype(object)
+                     for m in methods]).astype(str)
+    data["stop_reason"] = (("approach", "sample"), stop)
+    data["noise_level"] = ("sample", levels)
+    coords: dict[str, Any] = {"approach": methods, "sample": np.arange(n_s)}
+    if batch.template is not None and "sample" in batch.template.coords and not batch.single:
+        coords["sample"] = np.asarray(batch.template["sample"].values)
+    ds = xr.Dataset(data, coords=coords)
+    if keep_fields:
+        ds["truth"] = (("sample", "x", "y"), a_true)
+        ds["observation"] = (("sample", "x", "y"), u)
+        ds["coefficient"] = (("approach", "sample", "x", "y"), np.stack([fields[m] for m in methods]))
+    _summarise(ds, reference, candidate)
+    return ds
+
+
+def _summarise(ds: xr.Dataset, reference: Any, candidate: Any) -> None:
+    for m in ds["approach"].values:
+        for k in INVERSE_METRICS:
+            v = ds[k].sel(approach=m).values
+            v = v[np.isfinite(v)]
+            ds.attrs[f"{m}_{k}_mean"] = float(v.mean()) if v.size else float("nan")
+            ds.attrs[f"{m}_{k}_median"] = float(np.median(v)) if v.size else float("nan")
+    if "warm_started" in ds["approach"].values:
+        solves = ds["equivalent_solves"]
+        c, w = solves.sel(approach="classical"), solves.sel(approach="warm_started")
+        tc, tw = ds["time"].sel(approach="classical"), ds["time"].sel(approach="warm_started")
+        ds.attrs["solve_ratio"] = float(c.sum() / max(float(w.sum()), 1e-12))
+        ds.attrs["time_ratio"] = float(tc.sum() / max(float(tw.sum()), 1e-12))
+    ds.attrs.update(problem="darcy-inverse", n_samples=int(ds.sizes["sample"]),
+                    reference=_name(reference),
+                    candidate=_name(candidate))
+
+
+def _name(obj: Any) -> str:
+    """A label for plots and tables: the object's ``name``, else its ``method``, else its class."""
+    for attr in ("name", "method"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(obj).__name__

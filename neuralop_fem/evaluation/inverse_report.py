@@ -1,0 +1,161 @@
+"""The report of an inverse-problem comparison: markdown summary and plots (matplotlib Agg).
+
+:func:`~neuralop_fem.evaluation.report.write_report` calls these for a dataset from
+:func:`~neuralop_fem.evaluation.inverse_comparison.compare_inverse`:
+
+    summary.md              errors, misfit, PDE solves and time of each approach; the verdict
+    inverse_coefficients.png  truth / surrogate / classical / warm-started coefficient for the
+                            worst and the median sample (by the surrogate's error)
+    misfit_vs_solves.png    final data misfit against PDE solves, one point per sample
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..files import atomic_path
+
+__all__ = ["inverse_plots", "inverse_summary_markdown"]
+
+_LABEL = {"surrogate": "surrogate alone", "classical": "classical inversion",
+          "warm_started": "inversion warm-started from the surrogate"}
+_ROWS = (("rel_l2", "coefficient rel. L2 (observation grid)", "{:.3e}"),
+         ("rel_l2_coarse", "coefficient rel. L2 (coarse grid)", "{:.3e}"),
+         ("misclassified", "misclassified phase fraction", "{:.2%}"),
+         ("misfit", "data misfit ||F(a) - u|| / ||u||", "{:.2e}"),
+         ("equivalent_solves", "PDE solves (observation-grid equivalents)", "{:.1f}"),
+         ("pde_solves", "PDE solves (all grids)", "{:.1f}"),
+         ("time", "wall time per sample (s, incl. inference)", "{:.3g}"))
+
+
+def _mean(ds: xr.Dataset, metric: str, approach: str) -> float:
+    v = ds[metric].sel(approach=approach).values
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if v.size else float("nan")
+
+
+def _verdict(ds: xr.Dataset) -> list[str]:
+    """Plain statements: which answer is better on which metric, and what each costs."""
+    approaches = list(ds["approach"].values)
+    out = []
+    s_c = _mean(ds, "rel_l2_coarse", "surrogate")
+    c_c = _mean(ds, "rel_l2_coarse", "classical")
+    if np.isfinite(s_c) and np.isfinite(c_c):
+        better = "better" if s_c < c_c else "worse"
+        out.append(f"- On the coarse grid the surrogate alone is {better} than the classical "
+                   f"inversion ({s_c:.3e} vs {c_c:.3e}), at {_mean(ds, 'time', 'surrogate'):.3g} s "
+                   f"instead of {_mean(ds, 'time', 'classical'):.3g} s per sample.")
+    s_m, c_m = _mean(ds, "misfit", "surrogate"), _mean(ds, "misfit", "classical")
+    noise = float(np.mean(ds["noise_level"].values))
+    out.append(f"- Consistency with the data: the surrogate's coefficient reproduces the "
+               f"observations to a relative misfit of {s_m:.2e}; the inversion to {c_m:.2e} "
+               f"(noise level {noise:.2e}).")
+    s_f, c_f = _mean(ds, "rel_l2", "surrogate"), _mean(ds, "rel_l2", "classical")
+    out.append(f"- Fine-grid detail: observation-grid error {s_f:.3e} (surrogate, interpolated "
+               f"from its coarse grid) vs {c_f:.3e} (inversion).")
+    if "warm_started" in approaches:
+        w_f = _mean(ds, "rel_l2", "warm_started")
+        out.append(f"- Warm start: {ds.attrs.get('solve_ratio', float('nan')):.2f}x fewer PDE "
+                   f"solves and {ds.attrs.get('time_ratio', float('nan')):.2f}x less wall time "
+                   f"(inference included) than the default start; its error {w_f:.3e} vs "
+                   f"{c_f:.3e}.")
+    return out
+
+
+def inverse_summary_markdown(ds: xr.Dataset, *, title: str, notes: str = "") -> str:
+    """The markdown summary of an inverse comparison (means over the samples)."""
+    approaches = list(ds["approach"].values)
+    head = "| | " + " | ".join(_LABEL.get(a, a) for a in approaches) + " |"
+    lines = [f"# {title}", "",
+             f"Inverse Darcy problem, {ds.attrs.get('n_samples')} samples. Reference: "
+             f"`{ds.attrs.get('reference')}`; candidate: `{ds.attrs.get('candidate')}`. "
+             "Means over the samples.", "", head, "|---" * (len(approaches) + 1) + "|"]
+    for metric, label, fmt in _ROWS:
+        cells = [fmt.format(v) if np.isfinite(v := _mean(ds, metric, a)) else "n/a"
+                 for a in approaches]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    if "stop_reason" in ds:
+        for a in approaches:
+            reasons = [r for r in ds["stop_reason"].sel(approach=a).values if r]
+            if reasons:
+                kinds, counts = np.unique(reasons, return_counts=True)
+                lines.append("")
+                lines.append(f"Stop reasons ({_LABEL.get(a, a)}): " + ", ".join(
+                    f"{k} {c}" for k, c in zip(kinds, counts, strict=True)))
+    lines += ["", "What the numbers say:", "", *_verdict(ds)]
+    if notes:
+        lines += ["", notes]
+    return "\n".join(lines) + "\n"
+
+
+def _coefficient_panels(ds: xr.Dataset, out: Path, plt: Any) -> Path:
+    err = ds["rel_l2"].sel(approach="surrogate").values
+    order = np.argsort(err)
+    picks = [("worst", int(order[-1])), ("median", int(order[len(order) // 2]))]
+    approaches = list(ds["approach"].values)
+    cols = ["truth", *approaches]
+    fig, axes = plt.subplots(len(picks), len(cols), figsize=(3.3 * len(cols), 3.1 * len(picks)),
+                             squeeze=False, constrained_layout=True)
+    truth = ds["truth"].values
+    vmin, vmax = float(truth.min()), float(truth.max())
+    image = None
+    for row, (kind, i) in enumerate(picks):
+        for col, name in enumerate(cols):
+            ax = axes[row, col]
+            field = truth[i] if name == "truth" else ds["coefficient"].sel(approach=name).values[i]
+            image = ax.imshow(field.T, origin="lower", extent=(0, 1, 0, 1), cmap="viridis",
+                              vmin=vmin, vmax=vmax)
+            ax.set_xlabel("x")
+            ax.set_ylabel("y")
+            label = "true coefficient" if name == "truth" else _LABEL.get(name, name)
+            sub = "" if name == "truth" else f"\nrel. L2 {ds['rel_l2'].sel(approach=name).values[i]:.2e}"
+            ax.set_title(f"{label}{sub}", fontsize=9)
+        axes[row, 0].set_ylabel(f"{kind} sample {int(ds['sample'].values[i])}\ny")
+    fig.colorbar(image, ax=axes, shrink=0.8, label="coefficient a (dimensionless)")
+    fig.suptitle(f"{ds.attrs.get('candidate')} and {ds.attrs.get('reference')}: coefficients "
+                 "(samples chosen by the surrogate's error)", fontsize=10)
+    path = out / "inverse_coefficients.png"
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+    plt.close(fig)
+    return path
+
+
+def _misfit_panel(ds: xr.Dataset, out: Path, plt: Any) -> Path:
+    fig, ax = plt.subplots(figsize=(6.4, 4.4), constrained_layout=True)
+    markers = {"surrogate": "o", "classical": "s", "warm_started": "^"}
+    for a in ds["approach"].values:
+        ax.scatter(ds["equivalent_solves"].sel(approach=a), ds["misfit"].sel(approach=a),
+                   marker=markers.get(str(a), "x"), s=22, label=_LABEL.get(str(a), str(a)))
+    noise = float(np.median(ds["noise_level"].values))
+    if noise > 0:
+        ax.axhline(noise, color="k", ls="--", lw=0.8, label=f"noise level (median {noise:.1e})")
+    ax.set_yscale("log")
+    ax.set_xlabel("PDE solves per sample (observation-grid equivalents)")
+    ax.set_ylabel("final relative data misfit ||F(a) - u|| / ||u||")
+    ax.set_title(f"data misfit against work: {ds.attrs.get('candidate')} vs "
+                 f"{ds.attrs.get('reference')}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="best", framealpha=0.9)
+    path = out / "misfit_vs_solves.png"
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+    return path
+
+
+def inverse_plots(ds: xr.Dataset, out: Path) -> list[Path]:
+    """Write the inverse comparison's PNGs into ``out``; return their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = [_misfit_panel(ds, out, plt)]
+    if "coefficient" in ds:
+        written.insert(0, _coefficient_panels(ds, out, plt))
+    return written
