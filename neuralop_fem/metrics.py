@@ -34,6 +34,7 @@ from .errors import ShapeError
 
 __all__ = [
     "STATISTICS",
+    "worse_than_zero_note",
     "energy_norm_error",
     "relative_h1",
     "relative_l2",
@@ -155,3 +156,17 @@ def summarize(values: Sequence[float] | NDArray[np.float64]) -> dict[str, float]
         "p95": float(np.percentile(v, 95)),
         "max": float(v.max()),
     }
+
+
+def worse_than_zero_note(mean_rel_l2: float, *, who: str = "the model") -> str | None:
+    """A sentence to print beside a mean relative L2 error above 1, else None.
+
+    A relative error above 1 means the prediction is farther from the truth than the zero
+    function is: the model has not learnt the map (untrained, diverged, or used far from its
+    training data).
+    """
+    if not np.isfinite(mean_rel_l2) or mean_rel_l2 <= 1.0:
+        return None
+    return (f"Warning: {who} has a mean relative L2 error of {mean_rel_l2:.3g} > 1, worse than "
+            "predicting zero everywhere: it has not learnt this map (too little training, a "
+            "diverged run, or inputs unlike its training data).")

@@ -68,8 +68,10 @@ class SolveReport:
     iterations : (n_samples,) int array
         Linear-solver iterations (Darcy; 1 for a direct solve) or time steps (Burgers).
     residual : (n_samples,) float array
-        Final relative residual ``||b - A u|| / ||b||`` of the discrete system (Darcy),
-        or an a-posteriori error estimate (Burgers; NaN where none is computed).
+        Final relative residual ``||b - A u|| / ||b||`` of the discrete system (Darcy), the
+        final relative data misfit (inverse Darcy), or a spatial resolution indicator
+        (Burgers spectral solver: the relative norm of the top fifth of the resolved spectrum
+        at the final time, not an error bound; NaN where none is computed).
     solve_time : (n_samples,) float array
         Wall time in seconds attributed to each sample (batched work is split evenly).
     method : str

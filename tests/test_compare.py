@@ -101,3 +101,18 @@ def test_warm_start_and_fields(coefficients):
 def test_shape_mismatch_is_refused(coefficients):
     with pytest.raises(ShapeError, match="must have the shape of the inputs"):
         compare(DarcyFDSolver(), Zero(), coefficients, reference_solution=np.zeros((3, 9, 9)))
+
+
+def test_a_candidate_worse_than_zero_is_called_out_in_the_report(coefficients, tmp_path):
+    from neuralop_fem.evaluation import write_report
+
+    class Doubled:
+        def solve(self, inputs):
+            return -2.0 * DarcyFDSolver().solve(inputs)  # relative error 3
+
+    ds = compare(DarcyFDSolver(), Doubled(), coefficients, keep_fields=True)
+    assert ds.attrs["rel_l2_mean"] == pytest.approx(3.0)
+    text = write_report(ds, tmp_path / "r")["text"]
+    assert "worse than predicting zero" in text
+    good = compare(DarcyFDSolver(), DarcyFDSolver(), coefficients)
+    assert "worse than predicting zero" not in write_report(good, tmp_path / "g")["text"]

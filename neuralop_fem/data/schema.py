@@ -131,7 +131,9 @@ VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
         ITERATIONS: {"units": "1", "long_name": "number of time steps of the solver"},
         RESIDUAL: {
             "units": "1",
-            "long_name": "a-posteriori error estimate of the solver (NaN where none is computed)",
+            "long_name": "spatial resolution indicator (not an error bound): relative l2 norm of "
+            "the top fifth of the resolved spectrum at the final time; 0 when those modes "
+            "decayed below the solver's mode truncation; NaN for the FD solver",
         },
     },
     "darcy": {

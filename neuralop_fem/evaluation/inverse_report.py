@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from ..files import atomic_path
+from ..metrics import worse_than_zero_note
 
 __all__ = ["inverse_plots", "inverse_summary_markdown"]
 
@@ -87,6 +88,9 @@ def inverse_summary_markdown(ds: xr.Dataset, *, title: str, notes: str = "") -> 
                 lines.append(f"Stop reasons ({_LABEL.get(a, a)}): " + ", ".join(
                     f"{k} {c}" for k, c in zip(kinds, counts, strict=True)))
     lines += ["", "What the numbers say:", "", *_verdict(ds)]
+    note = worse_than_zero_note(_mean(ds, "rel_l2_coarse", "surrogate"), who="the surrogate")
+    if note:
+        lines += ["", note]
     if notes:
         lines += ["", notes]
     return "\n".join(lines) + "\n"

@@ -23,6 +23,7 @@ import xarray as xr
 from solvers.problems import PROBLEMS, get_problem
 
 from ..files import atomic_path, write_text_atomic
+from ..metrics import worse_than_zero_note
 from .comparison import METRICS
 
 __all__ = ["summary_markdown", "write_report"]
@@ -67,6 +68,9 @@ def summary_markdown(ds: xr.Dataset, *, title: str = "Surrogate vs solver",
     worst = ds["rel_l2"].fillna(-1).argsort().values[::-1][:5]
     lines += ["", "Worst samples (relative L2): " + ", ".join(
         f"{int(ds['sample'].values[i])} ({_fmt(float(ds['rel_l2'].values[i]))})" for i in worst)]
+    note = worse_than_zero_note(float(a.get("rel_l2_mean", np.nan)), who="the candidate")
+    if note:
+        lines += ["", note]
     if notes:
         lines += ["", notes]
     return "\n".join(lines) + "\n"
@@ -83,7 +87,8 @@ def _plots(ds: xr.Dataset, out: Path) -> list[Path]:
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.6), squeeze=False)
     for ax, m in zip(axes[0], metrics, strict=True):
         v = ds[m].values[np.isfinite(ds[m].values)]
-        ax.hist(v, bins=min(30, max(5, len(v) // 3)), color="tab:blue", alpha=0.8)
+        bins = min(30, max(5, len(v) // 3)) if np.ptp(v) > 0 else 1  # constant: one bar
+        ax.hist(v, bins=bins, color="tab:blue", alpha=0.8)
         ax.axvline(v.mean(), color="k", ls="--", label=f"mean {v.mean():.2e}")
         ax.set_xlabel(_LABELS[m])
         ax.set_ylabel("samples")
