@@ -87,7 +87,8 @@ def _plots(ds: xr.Dataset, out: Path) -> list[Path]:
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.6), squeeze=False)
     for ax, m in zip(axes[0], metrics, strict=True):
         v = ds[m].values[np.isfinite(ds[m].values)]
-        bins = min(30, max(5, len(v) // 3)) if np.ptp(v) > 0 else 1  # constant: one bar
+        spread = np.ptp(v) > 1e-9 * max(abs(float(v.mean())), 1e-300)
+        bins = min(30, max(5, len(v) // 3)) if spread else 1  # (nearly) constant: one bar
         ax.hist(v, bins=bins, color="tab:blue", alpha=0.8)
         ax.axvline(v.mean(), color="k", ls="--", label=f"mean {v.mean():.2e}")
         ax.set_xlabel(_LABELS[m])
