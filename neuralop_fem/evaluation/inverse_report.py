@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..files import atomic_path
 from ..metrics import worse_than_zero_note
+from .plots import log_axis, save
 
 __all__ = ["inverse_plots", "inverse_summary_markdown"]
 
@@ -122,11 +122,7 @@ def _coefficient_panels(ds: xr.Dataset, out: Path, plt: Any) -> Path:
     fig.colorbar(image, ax=axes, shrink=0.8, label="coefficient a (dimensionless)")
     fig.suptitle(f"{ds.attrs.get('candidate')} and {ds.attrs.get('reference')}: coefficients "
                  "(samples chosen by the surrogate's error)", fontsize=10)
-    path = out / "inverse_coefficients.png"
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
-    plt.close(fig)
-    return path
+    return save(fig, out / "inverse_coefficients.png", dpi=100)
 
 
 def _misfit_panel(ds: xr.Dataset, out: Path, plt: Any) -> Path:
@@ -138,18 +134,14 @@ def _misfit_panel(ds: xr.Dataset, out: Path, plt: Any) -> Path:
     noise = float(np.median(ds["noise_level"].values))
     if noise > 0:
         ax.axhline(noise, color="k", ls="--", lw=0.8, label=f"noise level (median {noise:.1e})")
-    ax.set_yscale("log")
+    log_axis(ax, "y")
     ax.set_xlabel("PDE solves per sample (observation-grid equivalents)")
     ax.set_ylabel("final relative data misfit ||F(a) - u|| / ||u||")
     ax.set_title(f"data misfit against work: {ds.attrs.get('candidate')} vs "
                  f"{ds.attrs.get('reference')}", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="best", framealpha=0.9)
-    path = out / "misfit_vs_solves.png"
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return path
+    return save(fig, out / "misfit_vs_solves.png")
 
 
 def inverse_plots(ds: xr.Dataset, out: Path) -> list[Path]:

@@ -24,6 +24,7 @@ from solvers.problems import PROBLEMS, get_problem
 
 from ..files import atomic_path, write_text_atomic
 from ..metrics import worse_than_zero_note
+from . import plots
 from .comparison import METRICS
 
 __all__ = ["summary_markdown", "write_report"]
@@ -82,91 +83,12 @@ def _plots(ds: xr.Dataset, out: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    written = []
-    metrics = [m for m in ("rel_l2", "rel_h1", "rel_energy") if np.isfinite(ds[m].values).any()]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.6), squeeze=False)
-    for ax, m in zip(axes[0], metrics, strict=True):
-        v = ds[m].values[np.isfinite(ds[m].values)]
-        spread = np.ptp(v) > 1e-9 * max(abs(float(v.mean())), 1e-300)
-        bins = min(30, max(5, len(v) // 3)) if spread else 1  # (nearly) constant: one bar
-        ax.hist(v, bins=bins, color="tab:blue", alpha=0.8)
-        ax.axvline(v.mean(), color="k", ls="--", label=f"mean {v.mean():.2e}")
-        ax.set_xlabel(_LABELS[m])
-        ax.set_ylabel("samples")
-        ax.legend(fontsize=8)
-    fig.suptitle(f"{ds.attrs.get('candidate')} vs {ds.attrs.get('reference')}")
-    fig.tight_layout()
-    written.append(out / "error_histogram.png")
-    fig.savefig(written[-1], dpi=110)
-    plt.close(fig)
-
+    written = [plots.error_histograms(ds, out / "error_histogram.png", plt)]
     if "candidate" in ds:
-        worst = ds["rel_l2"].fillna(-1).argsort().values[::-1][:3]
-        fig, axes = plt.subplots(len(worst), 4, figsize=(14, 3.2 * len(worst)), squeeze=False)
-        titles = ("input", "reference", "candidate", "candidate - reference")
-        for row, i in enumerate(worst):
-            fields = [ds["input"].values[i], ds["reference"].values[i], ds["candidate"].values[i]]
-            fields.append(fields[2] - fields[1])
-            label = f"sample {int(ds['sample'].values[i])}, rel L2 {ds['rel_l2'].values[i]:.2e}"
-            for col, (ax, f) in enumerate(zip(axes[row], fields, strict=True)):
-                if f.ndim == 1:
-                    x = np.arange(len(f)) / len(f)
-                    ax.plot(x, f, lw=1)
-                    if col == 2:
-                        ax.plot(x, fields[1], lw=1, ls="--", color="gray", label="reference")
-                        ax.legend(fontsize=7)
-                    ax.set_xlabel("x")
-                else:
-                    vmax = np.abs(f).max() if col == 3 else None
-                    im = ax.imshow(f.T, origin="lower", extent=(0, 1, 0, 1),
-                                   cmap="RdBu_r" if col == 3 else "viridis",
-                                   vmin=-vmax if vmax else None, vmax=vmax)
-                    fig.colorbar(im, ax=ax, fraction=0.046)
-                ax.set_title(f"{titles[col]}\n{label}" if col == 0 else titles[col], fontsize=9)
-        fig.tight_layout()
-        written.append(out / "worst_samples.png")
-        fig.savefig(written[-1], dpi=100)
-        plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    ref_t = ds["reference_time"].values
-    if np.isfinite(ref_t).any():
-        ax.axvline(float(np.nanmedian(ref_t)), color="k", ls="--",
-                   label=f"reference solver, median {np.nanmedian(ref_t):.2e} s")
-    if "warm_time" in ds:
-        warm = ds["warm_time"].values + ds["candidate_time"].values
-        ax.axvline(float(np.median(warm)), color="tab:green", ls=":",
-                   label=f"surrogate + warm-started solve, median {np.median(warm):.2e} s")
-    ax.scatter(ds["candidate_time"], ds["rel_l2"], s=12, label="candidate", color="tab:orange")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("wall time per sample (s)")
-    ax.set_ylabel("relative L2 error vs reference")
-    ax.set_title(f"accuracy vs cost (speedup {ds.attrs.get('speedup', np.nan):.3g}x)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    written.append(out / "accuracy_vs_cost.png")
-    fig.savefig(written[-1], dpi=110)
-    plt.close(fig)
-
+        written.append(plots.worst_samples(ds, out / "worst_samples.png", plt))
+    written.append(plots.accuracy_vs_cost(ds, out / "accuracy_vs_cost.png", plt))
     if "warm_iterations" in ds:
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-        idx = np.arange(ds.sizes["sample"])
-        axes[0].bar(idx - 0.2, ds["reference_iterations"], width=0.4, label="from zero")
-        axes[0].bar(idx + 0.2, ds["warm_iterations"], width=0.4, label="warm start")
-        axes[0].set_xlabel("sample (position)")
-        axes[0].set_ylabel("Krylov iterations")
-        axes[0].legend(fontsize=8)
-        saved = ds["reference_time"].values - ds["warm_time"].values - ds["candidate_time"].values
-        axes[1].bar(idx, saved, color=np.where(saved > 0, "tab:green", "tab:red"))
-        axes[1].axhline(0, color="k", lw=0.8)
-        axes[1].set_xlabel("sample (position)")
-        axes[1].set_ylabel("time saved incl. inference (s)")
-        fig.suptitle("warm start of the reference solver from the candidate")
-        fig.tight_layout()
-        written.append(out / "warm_start.png")
-        fig.savefig(written[-1], dpi=110)
-        plt.close(fig)
+        written.append(plots.warm_start_bars(ds, out / "warm_start.png", plt))
     return written
 
 
