@@ -1,0 +1,108 @@
+"""What every benchmark records beside its numbers: hardware, versions, code, command.
+
+A results file must let a reader rerun it: :func:`record` gives the CPU/GPU, thread settings,
+package versions, the git commit (and whether the tree had uncommitted changes) and the exact
+command line; :func:`write_results` writes ``results/<stem>.json`` and ``.md`` atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def cpu_model() -> str:
+    """The CPU model name from /proc/cpuinfo (or the platform's description)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def gpu_name() -> str | None:
+    """The name of CUDA device 0, or None (torch is imported only if it already is)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return None
+    return str(torch.cuda.get_device_name(0))
+
+
+def git_commit() -> dict[str, Any]:
+    """``{"commit": sha, "dirty": bool}`` of the checkout (None outside git)."""
+    def run(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                                 check=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip()
+
+    status = run("status", "--porcelain", "--untracked-files=no")
+    return {"commit": run("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python and of the numerical packages that are loaded."""
+    out = {"python": platform.python_version()}
+    for name in ("numpy", "scipy", "torch", "xarray", "pyamg", "skfem", "neuralop_fem"):
+        module = sys.modules.get(name)
+        if module is not None:
+            out[name] = str(getattr(module, "__version__", "?"))
+    return out
+
+
+def command() -> str:
+    """The command line that ran this script, with the thread settings in front."""
+    env = " ".join(f"{v}={os.environ[v]}" for v in _THREAD_VARS if v in os.environ)
+    argv = " ".join(shlex.quote(a) for a in sys.argv)
+    script = Path(sys.argv[0])
+    if script.is_absolute() and script.is_relative_to(ROOT):
+        argv = " ".join([shlex.quote(str(script.relative_to(ROOT)))] +
+                        [shlex.quote(a) for a in sys.argv[1:]])
+    return f"{env} python {argv}".strip()
+
+
+def record() -> dict[str, Any]:
+    """Hardware, threads, versions, code and command of this run."""
+    return {
+        "hardware": {"cpu": cpu_model(), "cores": os.cpu_count(), "gpu": gpu_name(),
+                     "threads": {v: os.environ.get(v) for v in _THREAD_VARS}},
+        "versions": versions(),
+        "code": git_commit(),
+        "command": command(),
+    }
+
+
+def write_results(stem: str, data: dict[str, Any], markdown: str) -> tuple[Path, Path]:
+    """Write ``results/<stem>.json`` and ``results/<stem>.md`` atomically."""
+    from neuralop_fem.files import write_text_atomic
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    js, md = RESULTS / f"{stem}.json", RESULTS / f"{stem}.md"
+    write_text_atomic(js, json.dumps(data, indent=2, default=_plain) + "\n")
+    write_text_atomic(md, markdown if markdown.endswith("\n") else markdown + "\n")
+    return js, md
+
+
+def _plain(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    msg = f"not JSON serialisable: {type(value).__name__}"
+    raise TypeError(msg)

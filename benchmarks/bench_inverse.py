@@ -1,0 +1,170 @@
+"""Inverse Darcy problem: a trained surrogate, the classical inversion, and the two combined.
+
+For the test samples of a trained ``darcy-inverse`` run (its dataset, the split in its
+run.json), at observation grids n = 85 and 141 (strided from the 421 data) and the paper's
+noise levels epsilon = 0, 0.01, 0.1, the observations are the solutions plus the paper's noise
+``epsilon (sigma(x) + 1e-5) N(0, 1)`` (``sigma`` the pointwise std of the training solutions on
+that grid; fixed draws, seed 0), and three answers are compared against the true coefficient
+(:func:`neuralop_fem.evaluation.compare`, inverse case):
+
+* the surrogate alone (``Surrogate.solve``; at a grid other than its training grid with
+  ``resample=True``: observations interpolated to the model grid, its coarse coefficient
+  interpolated back);
+* ``DarcyInverseSolver`` from its default (multilevel, constant) start;
+* the same inversion warm-started from the surrogate's coefficient.
+
+The inversion's discrepancy principle gets each sample's relative noise level
+(``paper_noise_to_relative``). Reported per (n, epsilon): errors on the observation grid and
+pooled to the coarse grid (n -> (n-1)/4+1), misclassified phases, data misfit, PDE solves
+(observation-grid equivalents and raw), wall time including inference, and the warm start's
+ratios against the default start.
+
+Run::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_inverse.py \\
+        --run RUN_DIR --data darcy_n421.nc [--samples 8] [--grids 85 141] [--noise 0 0.01 0.1]
+
+Writes ``benchmarks/results/inverse.{json,md}`` (``--tag T``: ``inverse_T.*``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import record, write_results  # noqa: E402
+
+from neuralop_fem import Surrogate, compare, load_dataset  # noqa: E402
+from solvers.darcy_inverse import add_noise, paper_noise_to_relative  # noqa: E402
+from solvers.problems import get_problem  # noqa: E402
+
+_NODES = get_problem("darcy")
+
+
+def observations(ds: Any, train: np.ndarray, test: np.ndarray, n: int, epsilon: float,
+                 seed: int) -> dict[str, np.ndarray]:
+    """Clean and noisy solutions, truth and per-sample relative noise levels on grid n."""
+    stride = _NODES.stride(int(ds.sizes["x"]), n)
+    sel = {"x": slice(None, None, stride), "y": slice(None, None, stride)}
+    u_train = ds["u"].isel(sample=train[:256]).isel(sel).values
+    u = ds["u"].isel(sample=test).isel(sel).values
+    a = ds["a"].isel(sample=test).isel(sel).values
+    sigma = u_train.std(axis=0) + 1e-5
+    rng = np.random.default_rng(seed)
+    noisy = add_noise(u, epsilon, rng=rng, std_field=sigma) if epsilon > 0 else u.copy()
+    levels = (paper_noise_to_relative(epsilon, u_train, observed=u) if epsilon > 0
+              else np.zeros(len(u)))
+    return {"clean": u, "noisy": noisy, "truth": a, "levels": np.atleast_1d(levels)}
+
+
+def _means(ds: Any) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for approach in ds["approach"].values:
+        sub = ds.sel(approach=approach)
+        out[str(approach)] = {k: float(np.nanmean(sub[k].values)) for k in (
+            "rel_l2", "rel_l2_coarse", "misclassified", "misfit", "pde_solves",
+            "equivalent_solves", "iterations", "time")}
+    return out
+
+
+def run_case(surrogate: Surrogate, solver: Any, obs: dict[str, np.ndarray]) -> dict[str, Any]:
+    """One (grid, noise) cell: the comparison, its means, ratios and per-sample arrays."""
+    t0 = time.perf_counter()
+    ds = compare(solver, surrogate, obs["noisy"], reference_solution=obs["truth"],
+                 warm_start=True)
+    means = _means(ds)
+    cl, warm = means["classical"], means["warm_started"]
+    return {
+        "means": means,
+        "solve_ratio": cl["equivalent_solves"] / max(warm["equivalent_solves"], 1e-12),
+        "raw_solve_ratio": cl["pde_solves"] / max(warm["pde_solves"], 1e-12),
+        "time_ratio": cl["time"] / max(warm["time"], 1e-12),
+        "warm_error_no_worse": bool(warm["rel_l2_coarse"] <= cl["rel_l2_coarse"] * 1.0001),
+        "noise_level_mean": float(np.mean(obs["levels"])),
+        "per_sample": {k: ds[k].values.tolist() for k in ("rel_l2", "rel_l2_coarse",
+                                                         "misclassified", "misfit",
+                                                         "equivalent_solves", "pde_solves",
+                                                         "time")},
+        "stop_reason": ds["stop_reason"].values.tolist(),
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
+def _row(n: int, eps: float, r: dict[str, Any]) -> str:
+    m = r["means"]
+    cells = []
+    for a in ("surrogate", "classical", "warm_started"):
+        x = m[a]
+        cells.append(f"{x['rel_l2_coarse']:.3f} / {x['rel_l2']:.3f} / {x['misclassified']:.1%} / "
+                     f"{x['misfit']:.1e} / {x['equivalent_solves']:.0f} / {x['time']:.2f}")
+    return (f"| {n} | {eps:g} | " + " | ".join(cells) +
+            f" | {r['solve_ratio']:.2f}x / {r['time_ratio']:.2f}x |")
+
+
+def markdown(result: dict[str, Any]) -> str:
+    rec = result["record"]
+    lines = [
+        "# Inverse Darcy problem: surrogate, classical inversion, warm-started inversion", "",
+        f"Run `{result['run']}` ({result['run_note']}); data `{result['data']}`; "
+        f"{result['samples']} test samples per cell, observation noise in the paper's "
+        "convention (epsilon), fixed draws.", "",
+        "Each cell: coarse-grid rel. L2 / observation-grid rel. L2 / misclassified / relative "
+        "data misfit / PDE solves (observation-grid equivalents) / seconds per sample (incl. "
+        "inference). Last column: the warm start's saving in PDE solves and wall time against "
+        "the default start.", "",
+        "| n | epsilon | surrogate alone | classical inversion | warm-started inversion | "
+        "saving |", "|---|---|---|---|---|---|",
+    ]
+    for key, r in result["cells"].items():
+        n, eps = key.split("/")
+        lines.append(_row(int(n), float(eps), r))
+    lines += ["", f"Hardware: {rec['hardware']['cpu']} ({rec['hardware']['cores']} cores), "
+              f"threads {rec['hardware']['threads']}; GPU: {rec['hardware']['gpu']}.",
+              f"Code: {rec['code']['commit']}" + (" (uncommitted changes)" if rec["code"]["dirty"]
+                                                   else "") + ".",
+              f"Command: `{rec['command']}`", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--run", type=Path, required=True, help="darcy-inverse run directory")
+    p.add_argument("--data", type=Path, required=True, help="its Darcy dataset (421 grid)")
+    p.add_argument("--samples", type=int, default=8, help="test samples per cell (default 8)")
+    p.add_argument("--grids", type=int, nargs="+", default=[85, 141])
+    p.add_argument("--noise", type=float, nargs="+", default=[0.0, 0.01, 0.1])
+    p.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    p.add_argument("--tag", default="", help="results file suffix")
+    p.add_argument("--note", default="", help="how the run was trained (for the report)")
+    args = p.parse_args(argv)
+    surrogate = Surrogate.load(args.run, device="cpu")
+    solver = surrogate.reference_solver()
+    ds = load_dataset(args.data)
+    splits = surrogate.run_info["splits"]
+    train, test = np.asarray(splits["train"]), np.asarray(splits["test"])[: args.samples]
+    cells = {}
+    for n in args.grids:
+        for eps in args.noise:
+            obs = observations(ds, train, test, n, eps, args.seed)
+            cells[f"{n}/{eps:g}"] = run_case(surrogate, solver, obs)
+            r = cells[f"{n}/{eps:g}"]
+            print(f"n={n} eps={eps:g}: solves {r['solve_ratio']:.2f}x, time {r['time_ratio']:.2f}x"
+                  f" ({r['wall_s']:.0f} s)", flush=True)
+    result = {"run": str(args.run), "run_note": args.note or surrogate.name,
+              "data": str(args.data), "samples": int(len(test)), "grids": args.grids,
+              "noise": args.noise, "cells": cells, "record": record(),
+              "test_indices": test.tolist(), "solver": solver.config}
+    stem = "inverse" + (f"_{args.tag}" if args.tag else "")
+    js, md = write_results(stem, result, markdown(result))
+    print(f"wrote {js} and {md}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
