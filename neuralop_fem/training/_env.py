@@ -26,8 +26,29 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def code_version() -> dict[str, Any]:
+    """The git commit of the source tree this package runs from (None when it is not a git
+    checkout, e.g. an installed wheel) and whether tracked files had uncommitted changes."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                                 text=True, check=True, timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip()
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
 def environment_info(device: torch.device | None = None) -> dict[str, Any]:
-    """Versions, CPU model, core count, thread settings and the GPU name (if any)."""
+    """Versions, code commit, CPU model, core count, thread settings and the GPU name."""
     info: dict[str, Any] = {
         "versions": {
             "neuralop_fem": __version__,
@@ -35,6 +56,7 @@ def environment_info(device: torch.device | None = None) -> dict[str, Any]:
             "numpy": np.__version__,
             "python": sys.version.split()[0],
         },
+        "code": code_version(),
         "hardware": {
             "cpu_model": _cpu_model(),
             "cpu_count": os.cpu_count(),

@@ -1,0 +1,202 @@
+"""The rows of ``results/reproduction.{json,md}``: what each records and how rows aggregate.
+
+A row is one trained model (one seed) evaluated on its test split. It records what a reader
+needs to regenerate the data and rerun it from the row alone: the dataset (path, seed,
+generation settings, a checksum of its variables), the code commit the model was trained
+with, the exact commands (a ``reproduce_paper.py`` command that does everything from scratch,
+and the ``neuralop-fem train``/``evaluate`` commands that were run), hardware and threads,
+the training settings and whether each reported resolution is the training one or a
+zero-shot transfer. The markdown groups rows that differ only in the seed: mean and spread
+over the seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: The paper's relative L2 errors (PAPER_SPEC §8), by row and preset suffix.
+PAPER: dict[str, dict[str, float]] = {
+    "burgers n=512": {"fourier": 1.135e-3, "galerkin": 1.203e-3, "softmax": 1.271e-3,
+                      "linear": 1.139e-3, "galerkin-postln": 2.181e-3, "fno": 4.373e-3},
+    "burgers n=2048": {"fourier": 1.123e-3, "galerkin": 1.150e-3, "softmax": 1.266e-3,
+                       "linear": 1.149e-3, "galerkin-postln": 1.512e-3, "fno": 4.126e-3},
+    "burgers n=8192": {"fourier": 1.071e-3, "galerkin": 1.025e-3, "softmax": 1.330e-3,
+                       "linear": 1.221e-3, "galerkin-postln": 2.747e-3, "fno": 4.151e-3},
+    "darcy 141/43": {"fourier": 0.873e-2, "galerkin": 0.839e-2, "fno": 1.419e-2},
+    "inverse 141/36 eps=0": {"fourier": 1.921e-2, "galerkin": 1.944e-2},
+    "inverse 141/36 eps=0.01": {"fourier": 2.717e-2, "galerkin": 2.552e-2},
+    "inverse 141/36 eps=0.1": {"fourier": 6.725e-2, "galerkin": 6.689e-2},
+}
+#: Named viscosities of the Burgers data.
+VISCOSITY = {"gt": 0.1 / (2 * math.pi), "fno": 0.1}
+
+
+def model_suffix(preset: str) -> str:
+    """``burgers-galerkin-long`` -> ``galerkin``: the model column of the paper's tables."""
+    for prefix in ("darcy-inverse-", "burgers-", "darcy-"):
+        if preset.startswith(prefix):
+            rest = preset[len(prefix):]
+            return rest.removesuffix("-long")
+    return preset
+
+
+def paper_value(task: str, preset: str, n: str, noise: float | None) -> float | None:
+    """The paper's number for this row, or None."""
+    if task == "burgers":
+        row = f"burgers n={n}"
+    elif task == "darcy":
+        row = "darcy 141/43"
+    else:
+        row = f"inverse 141/36 eps={noise:g}"
+    return PAPER.get(row, {}).get(model_suffix(preset))
+
+
+def dataset_record(path: Path) -> dict[str, Any]:
+    """Seed, size, grid, generation settings and variables checksum of a dataset file."""
+    from neuralop_fem.data import load_dataset
+    from neuralop_fem.data.provenance import generation_settings, variables_checksum
+
+    with load_dataset(path) as ds:
+        record = generation_settings(ds.attrs, source=str(path)) or {}
+        problem = str(ds.attrs.get("problem"))
+        names = ["u0", "u"] if problem == "burgers" else ["a", "u"]
+        return {
+            "path": str(path), "problem": problem, "dataset_seed": int(ds.attrs["dataset_seed"]),
+            "n_samples": int(ds.sizes["sample"]), "resolution": int(ds.sizes["x"]),
+            "settings": record.get("settings"), "solver_class": record.get("solver_class"),
+            "checksum_variables": names, "checksum": variables_checksum(ds, names),
+            "generate_command": generate_command(problem, int(ds.sizes["sample"]),
+                                                 record.get("settings"), path),
+        }
+
+
+def generate_command(problem: str, n_samples: int, settings: dict[str, Any] | None,
+                     path: Path) -> str | None:
+    """The ``neuralop-fem generate`` command that regenerates a file bit for bit."""
+    if not settings:
+        return None
+    from neuralop_fem.data.generation import config_class
+
+    fixed = ("problem", "resolution", "dataset_seed", "dtype")
+    config = config_class(problem).from_stored({k: v for k, v in settings.items()
+                                                if k not in fixed})
+    settings = {**{k: settings[k] for k in fixed}, **config.to_dict()}
+    parts = ["neuralop-fem", "generate", problem, "--samples", str(n_samples), "--resolution",
+             str(settings["resolution"]), "--seed", str(settings["dataset_seed"]), "--dtype",
+             str(settings["dtype"]), "--out", str(path)]
+    for key, value in sorted(settings.items()):
+        if key in ("problem", "resolution", "dataset_seed", "dtype") or value is None:
+            continue
+        flag = "--" + key.replace("_", "-")
+        parts += [flag, *map(repr, value)] if isinstance(value, list) else [flag, repr(value)
+                                                                          if isinstance(value, float)
+                                                                          else str(value)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def train_command(run_info: dict[str, Any], data: Path, run_dir: Path,
+                  model_changes: dict[str, Any], train_changes: dict[str, Any]) -> str:
+    """The ``neuralop-fem train`` command equivalent to a run's settings."""
+    flags = {"epochs": "--epochs", "batch_size": "--batch-size", "lr_max": "--lr",
+             "seed": "--seed", "resolution": "--resolution", "n_train": "--n-train",
+             "n_val": "--n-val", "n_test": "--n-test", "noise": "--noise"}
+    parts = ["neuralop-fem", "train", "--data", str(data), "--preset", str(run_info["preset"]),
+             "--out", str(run_dir)]
+    for key, value in train_changes.items():
+        if key in flags:
+            parts += [flags[key], str(value)]
+        else:
+            parts += ["--set", f"{key}={json.dumps(value)}"]
+    for key, value in model_changes.items():
+        parts += ["--set", f"{key}={json.dumps(value)}"]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(model config changes, training config changes) of a run against its preset."""
+    from neuralop_fem.models import PRESETS
+    from neuralop_fem.training import training_preset
+
+    preset = str(run_info["preset"])
+    base_model = PRESETS[preset].to_dict()
+    base_train = training_preset(preset).to_dict()
+    model = {k: v for k, v in run_info["model_config"].items() if base_model.get(k) != v}
+    skip = {"device", "num_workers"}
+    train = {k: v for k, v in run_info["train_config"].items()
+             if k not in skip and base_train.get(k) != v}
+    return model, train
+
+
+def group_key(entry: dict[str, Any]) -> str:
+    """Rows that differ only in the seed share this key."""
+    train = {k: v for k, v in entry["train_config"].items() if k not in ("seed", "device",
+                                                                         "num_workers")}
+    return json.dumps([entry["preset"], entry["mode"], entry["data"]["checksum"],
+                       entry["model_config"], train], sort_keys=True)
+
+
+def aggregate(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One summary per group: the mean and spread over seeds of the test error per resolution."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for e in entries:
+        groups.setdefault(group_key(e), []).append(e)
+    out = []
+    for members in groups.values():
+        first = members[0]
+        per_n = {}
+        for n in first["errors"]:
+            vals = np.array([m["errors"][n]["rel_l2"]["mean"] for m in members if n in m["errors"]])
+            h1 = np.array([m["errors"][n]["rel_h1"]["mean"] for m in members if n in m["errors"]])
+            per_n[n] = {"mean": float(vals.mean()), "std": float(vals.std(ddof=1)) if len(vals) > 1
+                        else float("nan"), "min": float(vals.min()), "max": float(vals.max()),
+                        "h1_mean": float(h1.mean()), "zero_shot": first["errors"][n]["zero_shot"]}
+        out.append({"preset": first["preset"], "mode": first["mode"], "task": first["task"],
+                    "label": first.get("label", ""), "data": first["data"],
+                    "noise": first.get("noise"), "seeds": sorted(m["seed"] for m in members),
+                    "errors": per_n, "n_parameters": first["n_parameters"],
+                    "train_hours": float(np.mean([m["train_wall_time_s"] for m in members])) / 3600,
+                    "device": first["device"], "keys": [m["key"] for m in members]})
+    return sorted(out, key=lambda g: (g["task"], g["preset"], g["label"]))
+
+
+def _fmt_group(g: dict[str, Any], n: str) -> str:
+    e = g["errors"][n]
+    spread = (f" ± {e['std']:.2e} ({e['min']:.3e}-{e['max']:.3e})" if len(g["seeds"]) > 1
+              else " (one seed)")
+    paper = paper_value(g["task"], g["preset"], n, g.get("noise"))
+    data = Path(g["data"]["path"]).stem
+    shot = "zero-shot" if e["zero_shot"] else "trained"
+    return (f"| {g['preset']} | {g['label'] or g['mode']} | {data} | {n} ({shot}) | "
+            f"{e['mean']:.3e}{spread} | {'-' if paper is None else f'{paper:.3e}'} | "
+            f"{e['h1_mean']:.2e} | {len(g['seeds'])} | {g['train_hours']:.2f} h | {g['device']} |")
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """``reproduction.md``: one line per (group, resolution); details in the JSON."""
+    groups = aggregate(list(results["runs"].values()))
+    lines = [
+        "# Reproduction of Cao 2021 (Tables 2a/2b/3)", "",
+        "Relative L2 test error (mean over the test samples) of the model selected on the",
+        "validation split (the paper selected on the test set), as the mean over training seeds",
+        "± the standard deviation (min-max). `trained`: evaluated at the training resolution;",
+        "`zero-shot`: the same weights evaluated on a finer grid without retraining. Burgers",
+        "data `nugt` = viscosity 0.1/(2 pi), the value the paper states (its data section);",
+        "`nufno` = 0.1 (the FNO paper's, a much easier problem: not comparable to the paper).",
+        "Every row of reproduction.json records the dataset seed and checksum, the code commit,",
+        "the commands to rerun it, hardware and threads.", "",
+        "| preset | recipe | data | n | ours rel. L2 (mean over seeds) | paper | rel. H1 | seeds |"
+        " train time per seed | device |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for g in groups:
+        for n in g["errors"]:
+            lines.append(_fmt_group(g, n))
+    lines += ["", "Train time: wall time of one training run (per-epoch validation included); CPU "
+              "runs share a 2-core machine with other jobs unless the row says otherwise.", ""]
+    return "\n".join(lines)
