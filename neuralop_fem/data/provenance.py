@@ -157,17 +157,21 @@ def variables_checksum(data: Any, names: list[str] | tuple[str, ...] | None = No
                        chunk: int = 64) -> str:
     """SHA-256 of a dataset's field values: ``"sha256:<hex>"``.
 
-    Over ``names`` (default: every data variable with a ``sample`` dimension, sorted), each
-    variable's name and its values as little-endian float64 in C order, read ``chunk`` samples
-    at a time (lazily opened files are never loaded whole). Two files hold the same samples
-    exactly when their checksums agree, whatever their storage dtype chunking or compression;
-    a regenerated dataset (same seed and settings) must reproduce it bit for bit.
+    Over ``names`` (default: the problem's fields, e.g. ``a`` and ``u``, plus a stored
+    trajectory; not the per-sample diagnostics such as wall times), each variable's name and
+    its values as little-endian float64 in C order, read ``chunk`` samples at a time (lazily
+    opened files are never loaded whole). Two files hold the same samples exactly when their
+    checksums agree, whatever their chunking or compression; a regenerated dataset (same seed
+    and settings) must reproduce it bit for bit.
     """
     import hashlib
 
+    from .schema import FIELD_VARIABLES, OPTIONAL_FIELDS
+
     if names is None:
-        names = sorted(str(v) for v in data.data_vars if "sample" in data[v].dims
-                       and data[v].dtype.kind == "f")
+        problem = str(data.attrs.get("problem"))
+        known = list(FIELD_VARIABLES.get(problem, {})) + list(OPTIONAL_FIELDS.get(problem, {}))
+        names = [v for v in known if v in data.data_vars]
     digest = hashlib.sha256()
     n = int(data.sizes["sample"])
     for name in names:
