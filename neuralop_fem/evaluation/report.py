@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..files import atomic_path, write_text_atomic
 from .comparison import METRICS
 
 __all__ = ["summary_markdown", "write_report"]
@@ -69,6 +70,11 @@ def summary_markdown(ds: xr.Dataset, *, title: str = "Surrogate vs solver",
     return "\n".join(lines) + "\n"
 
 
+def _savefig(fig: Any, path: Path, **kwargs: Any) -> None:
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=path.suffix.lstrip("."), **kwargs)
+
+
 def _plots(ds: xr.Dataset, out: Path) -> list[Path]:
     import matplotlib
 
@@ -88,7 +94,7 @@ def _plots(ds: xr.Dataset, out: Path) -> list[Path]:
     fig.suptitle(f"{ds.attrs.get('candidate')} vs {ds.attrs.get('reference')}")
     fig.tight_layout()
     written.append(out / "error_histogram.png")
-    fig.savefig(written[-1], dpi=110)
+    _savefig(fig, written[-1], dpi=110)
     plt.close(fig)
 
     if "candidate" in ds:
@@ -116,7 +122,7 @@ def _plots(ds: xr.Dataset, out: Path) -> list[Path]:
                 ax.set_title(f"{titles[col]}\n{label}" if col == 0 else titles[col], fontsize=9)
         fig.tight_layout()
         written.append(out / "worst_samples.png")
-        fig.savefig(written[-1], dpi=100)
+        _savefig(fig, written[-1], dpi=100)
         plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
@@ -137,7 +143,7 @@ def _plots(ds: xr.Dataset, out: Path) -> list[Path]:
     ax.legend(fontsize=8)
     fig.tight_layout()
     written.append(out / "accuracy_vs_cost.png")
-    fig.savefig(written[-1], dpi=110)
+    _savefig(fig, written[-1], dpi=110)
     plt.close(fig)
 
     if "warm_iterations" in ds:
@@ -156,7 +162,7 @@ def _plots(ds: xr.Dataset, out: Path) -> list[Path]:
         fig.suptitle("warm start of the reference solver from the candidate")
         fig.tight_layout()
         written.append(out / "warm_start.png")
-        fig.savefig(written[-1], dpi=110)
+        _savefig(fig, written[-1], dpi=110)
         plt.close(fig)
     return written
 
@@ -174,7 +180,8 @@ def write_report(ds: xr.Dataset, out_dir: str | os.PathLike[str], *, title: str 
     plots = _plots(ds, out)
     nc = out / "comparison.nc"
     slim = ds.drop_vars([v for v in ("input", "reference", "candidate") if v in ds])
-    slim.to_netcdf(nc)
+    with atomic_path(nc) as tmp:
+        slim.to_netcdf(tmp)
     text = summary_markdown(ds, title=title, notes=notes)
-    (out / "summary.md").write_text(text)
+    write_text_atomic(out / "summary.md", text)
     return {"netcdf": nc, "summary": out / "summary.md", "plots": plots, "text": text}
