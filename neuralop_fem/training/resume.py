@@ -116,8 +116,11 @@ def read_last(path: Path) -> dict[str, Any]:
     RunDirectoryError
         Naming ``path`` and the field.
     """
-    state = load_torch_file(path, what=f"a resume checkpoint ({ck.LAST})",
-                            error=RunDirectoryError, map_location="cpu")
+    try:
+        state = load_torch_file(path, what=f"a resume checkpoint ({ck.LAST})",
+                                error=RunDirectoryError, map_location="cpu")
+    except RunDirectoryError as exc:
+        raise RunDirectoryError(f"{exc} {_RETRY}") from None
     if not isinstance(state, dict) or state.get("format") != ck.LAST_FORMAT:
         raise _fail(path, "format", repr(ck.LAST_FORMAT))
     epoch = state.get("epoch")
@@ -225,8 +228,11 @@ def _restore_rng(state: dict[str, Any], sampler: GlobalBatchSampler, source: Any
 def restore(trainer: Any, state: dict[str, Any], source: Any) -> None:
     """Put ``trainer`` in the state of :func:`read_last` output (everything checked first)."""
     epoch = int(state["epoch"])
-    check_state_dict(trainer.operator, state["model"], source=str(source), field="model",
-                     error=RunDirectoryError, finite=False)
+    try:
+        check_state_dict(trainer.operator, state["model"], source=str(source), field="model",
+                         error=RunDirectoryError, finite=False)
+    except RunDirectoryError as exc:
+        raise RunDirectoryError(f"{exc} {_RETRY}") from None
     trainer.operator.load_state_dict(state["model"])
     _restore_optimizer(trainer.optimizer, state["optimizer"], source)
     _restore_scheduler(trainer.scheduler, state["scheduler"], epoch * len(trainer.sampler),
