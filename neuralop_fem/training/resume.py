@@ -98,6 +98,13 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _is_plain(value: Any) -> bool:
+    """None, bool, int, float, str or a flat list of them (the values of a run's identity)."""
+    scalar = (type(None), bool, int, float, str)
+    return isinstance(value, scalar) or (
+        isinstance(value, list | tuple) and all(isinstance(v, scalar) for v in value))
+
+
 def _check_history(history: Any, epoch: int, source: Any) -> None:
     ok = isinstance(history, dict) and set(history) == set(_HISTORY)
     if ok:
@@ -126,8 +133,11 @@ def read_last(path: Path) -> dict[str, Any]:
     epoch = state.get("epoch")
     if not _is_int(epoch) or epoch < 0:
         raise _fail(path, "epoch", "an integer >= 0", epoch)
-    if not isinstance(state.get("identity"), dict):
-        raise _fail(path, "identity", "an object (the run's settings)")
+    identity = state.get("identity")
+    if not isinstance(identity, dict) or not all(
+        isinstance(k, str) and _is_plain(v) for k, v in identity.items()
+    ):
+        raise _fail(path, "identity", "an object of plain values (the run's settings)")
     for key in ("model", "optimizer", "scheduler", "rng"):
         if not isinstance(state.get(key), dict):
             raise _fail(path, key, "an object")

@@ -160,7 +160,7 @@ def _check_data(data: Any, source: Any) -> int | None:
 
 
 def _check_splits(splits: Any, n_samples: int | None, source: Any) -> None:
-    if not isinstance(splits, dict) or not set(splits) <= set(_SPLITS):
+    if not isinstance(splits, dict) or set(splits) != set(_SPLITS):
         raise _fail(source, "splits", "an object with lists 'train', 'val', 'test'", splits)
     bound = f" below data.n_samples = {n_samples}" if n_samples is not None else ""
     for name, idx in splits.items():

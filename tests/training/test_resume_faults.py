@@ -79,6 +79,8 @@ LAST_DAMAGE = {
                              r"field `history` must be lists train_loss, val_rel_l2, lr, "
                              r"epoch_time_s of 99 numbers"),
     "identity": (_set("identity", value=None), r"field `identity` must be an object"),
+    "identity tensor": (_set("identity", "epochs", value=torch.zeros(2)),
+                        r"field `identity` must be an object of plain values"),
     "history": (_set("history", "lr", value=[]), r"field `history` must be lists"),
     "best epoch": (_set("best_epoch", value=5), r"field `best_epoch` must be an integer in "
                                                 r"\[0, epoch=1\]; got 5"),
