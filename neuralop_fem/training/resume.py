@@ -127,7 +127,8 @@ def read_last(path: Path) -> dict[str, Any]:
         state = load_torch_file(path, what=f"a resume checkpoint ({ck.LAST})",
                                 error=RunDirectoryError, map_location="cpu")
     except RunDirectoryError as exc:
-        raise RunDirectoryError(f"{exc} {_RETRY}") from None
+        msg = f"{exc} {_RETRY}"
+        raise RunDirectoryError(msg) from None
     if not isinstance(state, dict) or state.get("format") != ck.LAST_FORMAT:
         raise _fail(path, "format", repr(ck.LAST_FORMAT))
     epoch = state.get("epoch")
@@ -242,7 +243,8 @@ def restore(trainer: Any, state: dict[str, Any], source: Any) -> None:
         check_state_dict(trainer.operator, state["model"], source=str(source), field="model",
                          error=RunDirectoryError, finite=False)
     except RunDirectoryError as exc:
-        raise RunDirectoryError(f"{exc} {_RETRY}") from None
+        msg = f"{exc} {_RETRY}"
+        raise RunDirectoryError(msg) from None
     trainer.operator.load_state_dict(state["model"])
     _restore_optimizer(trainer.optimizer, state["optimizer"], source)
     _restore_scheduler(trainer.scheduler, state["scheduler"], epoch * len(trainer.sampler),

@@ -51,7 +51,9 @@ def test_the_wrapper_accepts_float64_with_float32_normalisers():
                             output_normalizer=UnitGaussianNormalizer.fit(fields), dirichlet=True)
     with torch.no_grad():
         y = op(fields[:2].double())
-    assert y.shape == (2, 29, 29, 1) and y.dtype == torch.float32 and torch.isfinite(y).all()
+    assert y.shape == (2, 29, 29, 1)
+    assert y.dtype == torch.float32
+    assert torch.isfinite(y).all()
 
 
 @pytest.mark.parametrize("name", sorted(TINY))

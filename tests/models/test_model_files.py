@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import zipfile
 
 import numpy as np
 import pytest
@@ -89,9 +90,26 @@ DAMAGE = {
                    r"model\.pt, field `config`: `modes` must be an integer >= 1; got -1"),
     "family": (lambda p: _edit(p, lambda d: d.update(family=3)),
                r"model\.pt, field `family` must be one of"),
-    "weights": (lambda p: _edit(p, lambda d: d["state_dict"].update({"lift.weight": torch.ones(1)})),
+    "weights": (lambda p: _edit(p, lambda d: d["state_dict"].update(
+        {"lift.weight": torch.ones(1)})),
                 r"field `state_dict`: 'lift\.weight' has shape \(1,\)"),
 }
+
+
+def _deflate(path):
+    """The same archive with compressed entries: torch.load would inflate them."""
+    with zipfile.ZipFile(path) as src:
+        entries = [(i.filename, src.read(i.filename)) for i in src.infolist()]
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as dst:
+        for name, data in entries:
+            dst.writestr(name, data)
+
+
+DAMAGE["compressed"] = (_deflate, r"model\.pt: cannot be read as .*: it holds compressed entries, "
+                                  r"which torch\.save never writes")
+DAMAGE["legacy format"] = (
+    lambda p: torch.save(torch.load(p, weights_only=True), p, _use_new_zipfile_serialization=False),
+    r"model\.pt: cannot be read as .*\(BadZipFile\)")
 
 
 @pytest.mark.parametrize("case", list(DAMAGE))
@@ -111,4 +129,5 @@ def test_save_model_replaces_a_link_instead_of_writing_through(tmp_path):
     link.symlink_to(precious)
     save_model(build_model("burgers-fno", width=4, num_layers=1, modes=4, projection=8), link)
     assert precious.read_text() == "keep me"
-    assert not os.path.islink(link) and load_model(link).config.width == 4
+    assert not os.path.islink(link)
+    assert load_model(link).config.width == 4

@@ -82,7 +82,8 @@ def _run_and_kill(cmd: list[str], when, *, delay: float = 0.0) -> subprocess.Com
                 msg = f"the run ended (rc {proc.returncode}) before the kill moment:\n{out}\n{err}"
                 raise AssertionError(msg)
             if time.monotonic() > deadline:
-                raise AssertionError("the kill moment never came")
+                msg = "the kill moment never came"
+                raise AssertionError(msg)
             time.sleep(0.002)
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
@@ -148,4 +149,5 @@ def test_train_killed_at_any_moment_ends_as_the_uninterrupted_run(tmp_path, burg
     capsys.readouterr()
     assert main(["train", "--data", str(burgers_file), "--out", str(run), *ARGS]) == 2
     err = capsys.readouterr().err
-    assert "holds a finished run (4 epochs); pass --overwrite" in err and err.count("\n") == 1
+    assert "holds a finished run (4 epochs); pass --overwrite" in err
+    assert err.count("\n") == 1

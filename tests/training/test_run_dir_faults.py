@@ -50,7 +50,8 @@ def _evaluate_error(run, data, capsys) -> str:
     capsys.readouterr()
     assert main(["evaluate", str(run), "--data", str(data)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err
     return err
 
 
