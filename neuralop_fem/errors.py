@@ -16,6 +16,7 @@ __all__ = [
     "DatasetError",
     "InputError",
     "NeuralopFemError",
+    "RunDirectoryError",
     "ShapeError",
 ]
 
@@ -29,3 +30,13 @@ class DatasetError(NeuralopFemError, ValueError):
 
 class ConfigError(InputError):
     """A configuration (generation, training, preset) has an invalid or inconsistent value."""
+
+
+class RunDirectoryError(InputError):
+    """A training run directory, or a checkpoint / model file, cannot be used as it is.
+
+    Raised for a missing, truncated, unreadable or tampered ``run.json``, ``last.pt``,
+    ``best.pt`` or model file, a field of one with a wrong type or an out-of-range value, a
+    model config beyond the size limits, or a run directory that is a symbolic link. The
+    message names the file and the field, what was expected and what was found.
+    """

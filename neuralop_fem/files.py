@@ -8,6 +8,11 @@ through it); the directory entry is then synced too. A write that fails or is ki
 the previous file untouched and, at worst, a hidden ``.NAME.*.tmp`` file that
 :func:`remove_stale_temporaries` deletes.
 
+Reading a file that a user or another program may have replaced (a run directory, a
+checkpoint) goes through :func:`open_for_reading`: only a regular file is opened (a directory,
+FIFO or device such as ``/dev/zero`` is refused without blocking), and an empty file or one
+above a size limit is refused with a message that names it.
+
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> write_json_atomic(d / "run.json", {"epochs": 3})
@@ -20,13 +25,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = [
     "atomic_path",
+    "open_for_reading",
     "remove_stale_temporaries",
     "write_bytes_atomic",
     "write_json_atomic",
@@ -117,3 +124,65 @@ def remove_stale_temporaries(directory: str | os.PathLike[str], name: str) -> li
                 entry.unlink()
                 removed.append(entry)
     return removed
+
+
+def _open_error(path: str | os.PathLike[str], what: str, exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"{os.fspath(path)}: no such file; expected {what}."
+    if isinstance(exc, PermissionError):
+        return f"{os.fspath(path)}: permission denied; {what} must be readable."
+    return f"{os.fspath(path)}: cannot be opened ({exc.strerror}); expected {what}."
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def open_for_reading(
+    path: str | os.PathLike[str], *, what: str, error: type[Exception],
+    max_bytes: int | None = None,
+) -> BinaryIO:
+    """Open ``path`` for binary reading if it is a regular, non-empty file of bounded size.
+
+    A symbolic link is followed (reading through it changes nothing), but its target must be
+    a regular file too. The file is opened with ``O_NONBLOCK`` and checked with ``fstat`` on
+    the open descriptor, so a FIFO never blocks and the checked file is the one read.
+
+    Parameters
+    ----------
+    path : path-like
+    what : str
+        What the file should be (``"a checkpoint"``), for the messages.
+    error : exception class
+        Raised, with a message naming ``path``, when the file cannot be used.
+    max_bytes : int, optional
+        Refuse larger files.
+
+    Returns
+    -------
+    BinaryIO
+        The open file (the caller closes it).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise error(_open_error(path, what, exc)) from None
+    info = os.fstat(fd)
+    msg = None
+    if not stat.S_ISREG(info.st_mode):
+        msg = f"{os.fspath(path)}: is {_file_kind(info.st_mode)}; expected {what} (a regular file)."
+    elif info.st_size == 0:
+        msg = f"{os.fspath(path)}: is empty; expected {what}."
+    elif max_bytes is not None and info.st_size > max_bytes:
+        msg = (f"{os.fspath(path)}: is {info.st_size:,} bytes; {what} must be at most "
+               f"{max_bytes:,} bytes.")
+    if msg is not None:
+        os.close(fd)
+        raise error(msg)
+    return os.fdopen(fd, "rb")

@@ -16,12 +16,13 @@ and is what the test suite runs.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..files import write_json_atomic
 
 __all__ = ["DemoSettings", "register", "run", "run_demo"]
 
@@ -159,7 +160,7 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
         "surrogate_s_per_sample": float(ds["candidate_time"].mean()),
         "timings_s": timings, "quick": quick, "device": str(trainer.device),
     }
-    (out / "demo_summary.json").write_text(json.dumps(figures, indent=2))
+    write_json_atomic(out / "demo_summary.json", figures)
     _say("[5/5] summary")
     _say(f"      surrogate test error: rel. L2 {figures['test_rel_l2_mean']:.3e}, "
          f"rel. H1 {figures['test_rel_h1_mean']:.3e} ({ds.sizes['sample']} samples)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
+import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,16 +40,23 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def write_results(result: dict[str, Any], path: Path) -> Path:
-    """Per-sample CSV at ``path`` and the summary JSON at ``path.with_suffix('.json')``."""
-    with path.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["sample", "rel_l2", "rel_h1"])
-        for i, a, b in zip(result["indices"], result["rel_l2"], result["rel_h1"], strict=True):
-            writer.writerow([int(i), repr(float(a)), repr(float(b))])
+    """Per-sample CSV at ``path`` and the summary JSON at ``path.with_suffix('.json')``.
+
+    Both are written atomically (:mod:`neuralop_fem.files`): a link at either name is
+    replaced, never written through.
+    """
+    from ..files import write_json_atomic, write_text_atomic
+
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(["sample", "rel_l2", "rel_h1"])
+    for i, a, b in zip(result["indices"], result["rel_l2"], result["rel_h1"], strict=True):
+        writer.writerow([int(i), repr(float(a)), repr(float(b))])
+    write_text_atomic(path, text.getvalue())
     summary = {k: v for k, v in result.items() if k not in ("indices", "rel_l2", "rel_h1")}
     summary["csv"] = str(path)
     json_path = path.with_suffix(".json")
-    json_path.write_text(json.dumps(summary, indent=2) + "\n")
+    write_json_atomic(json_path, summary)
     return json_path
 
 

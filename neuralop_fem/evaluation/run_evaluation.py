@@ -21,6 +21,7 @@ from ..errors import ConfigError
 from ..metrics import relative_h1, relative_l2, summarize
 from ..training.checkpoint import load_trained
 from ..training.config import TrainConfig
+from ..training.run_info import require_fields
 from ..training.setup import check_problem, make_dataset, open_data
 
 __all__ = ["evaluate_run", "parse_indices", "summarize"]  # summarize: from ..metrics
@@ -121,6 +122,8 @@ def evaluate_run(
     """
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     operator, info = load_trained(run_dir, map_location=dev)
+    require_fields(info, ("train_config", "resolution", "splits"),
+                   source=os.path.join(run_dir, "run.json"))
     config = TrainConfig.from_dict(info["train_config"])
     ds = open_data(data)
     check_problem(ds, config, preset=info.get("preset"))

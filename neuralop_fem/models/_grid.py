@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from solvers.errors import ShapeError
+from solvers.errors import InputError, ShapeError
 
 __all__ = [
     "check_input",
@@ -14,6 +14,7 @@ __all__ = [
     "middle_size",
     "node_grid_2d",
     "periodic_grid_1d",
+    "prepare_input",
 ]
 
 
@@ -87,3 +88,34 @@ def check_input(
         msg = f"`{name}` must have resolution n >= {min_size} for this model; got n={n} {shape}."
         raise ShapeError(msg)
     return n
+
+
+def prepare_input(
+    x: torch.Tensor, *, dtype: torch.dtype, spatial_dims: int, channels: int, min_size: int,
+    name: str = "x",
+) -> tuple[torch.Tensor, int]:
+    """The model input ``x`` checked and cast to the model's ``dtype``, and its resolution.
+
+    The forward entry of every model: :func:`check_input` (layout, channels, grid size), then
+    a floating-point tensor of another precision (float64 data for a float32 model, say) is
+    cast to ``dtype``; the prediction comes back in ``dtype``.
+
+    Raises
+    ------
+    ShapeError
+        As :func:`check_input`.
+    InputError
+        For an empty batch (no sample to predict) or a tensor that is not floating point
+        (integer, bool or complex).
+    """
+    n = check_input(x, spatial_dims=spatial_dims, channels=channels, min_size=min_size, name=name)
+    if x.shape[0] == 0:
+        msg = (f"`{name}` must hold at least one sample; got an empty batch of shape "
+               f"{tuple(x.shape)}.")
+        raise InputError(msg)
+    if not x.is_floating_point():
+        msg = f"`{name}` must be a floating-point tensor; got dtype {x.dtype}."
+        raise InputError(msg)
+    if x.dtype != dtype:
+        x = x.to(dtype)
+    return x, n

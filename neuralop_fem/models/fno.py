@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._grid import check_input, node_grid_2d, periodic_grid_1d
+from ._grid import node_grid_2d, periodic_grid_1d, prepare_input
 from .config import FNO1dConfig, FNO2dConfig
 from .spectral import SpectralConv1d, SpectralConv2d
 
@@ -60,17 +60,21 @@ class _FNO(nn.Module):
         return node_grid_2d(n, dtype=x.dtype, device=x.device)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Predict (B, n[, n], C_out) from ``x`` (B, n[, n], C_in).
+        """Predict (B, n[, n], C_out) from ``x`` (B, n[, n], C_in), in the model's dtype.
+
+        A floating-point ``x`` of another precision (e.g. float64) is cast to the model's dtype.
 
         Raises
         ------
         ShapeError
             If ``x`` has the wrong layout, channel count or a resolution below
             ``min_resolution``.
+        InputError
+            For an empty batch (B = 0) or a tensor that is not floating point.
         """
-        n = check_input(
-            x, spatial_dims=self.spatial_dims, channels=self.config.in_channels,
-            min_size=self.min_resolution,
+        x, n = prepare_input(
+            x, dtype=self.lift.weight.dtype, spatial_dims=self.spatial_dims,
+            channels=self.config.in_channels, min_size=self.min_resolution,
         )
         coords = self._coords(n, x)
         h = self.lift(torch.cat((x, coords.expand(*x.shape[:-1], self.spatial_dims)), dim=-1))

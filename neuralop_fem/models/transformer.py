@@ -25,7 +25,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._grid import check_input, coarse_size, middle_size, node_grid_2d, periodic_grid_1d
+from ._grid import coarse_size, middle_size, node_grid_2d, periodic_grid_1d, prepare_input
 from .config import Transformer1dConfig, Transformer2dConfig
 from .decoders import PointwiseRegressor, SpectralRegressor
 from .encoder import EncoderLayer
@@ -52,6 +52,10 @@ def _encoder_layers(
             for _ in range(config.num_layers)
         ]
     )
+
+
+def _dtype_of(model: nn.Module) -> torch.dtype:
+    return next(model.parameters()).dtype
 
 
 class Transformer1d(nn.Module):
@@ -91,13 +95,19 @@ class Transformer1d(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Predict (B, n, C_out) from the input function ``x`` (B, n, C_in).
 
+        A floating-point ``x`` of another precision (e.g. float64) is cast to the model's
+        dtype, in which the prediction is returned.
+
         Raises
         ------
         ShapeError
             If ``x`` is not (B, n, in_channels) with ``n >= min_resolution``.
+        InputError
+            For an empty batch (B = 0) or a tensor that is not floating point.
         """
-        n = check_input(
-            x, spatial_dims=1, channels=self.config.in_channels, min_size=self.min_resolution
+        x, n = prepare_input(
+            x, dtype=_dtype_of(self), spatial_dims=1,
+            channels=self.config.in_channels, min_size=self.min_resolution,
         )
         pos = periodic_grid_1d(n, dtype=x.dtype, device=x.device)
         h = self.input_proj(x)
@@ -171,15 +181,19 @@ class Transformer2d(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Predict from the input function ``x`` (B, n, n, C_in) on the node grid.
 
-        Returns (B, n, n, C_out), or (B, n_c, n_c, C_out) when ``output_grid="coarse"``.
+        Returns (B, n, n, C_out), or (B, n_c, n_c, C_out) when ``output_grid="coarse"``, in
+        the model's dtype (a floating-point ``x`` of another precision is cast to it).
 
         Raises
         ------
         ShapeError
             If ``x`` is not (B, n, n, in_channels) with ``n >= min_resolution``.
+        InputError
+            For an empty batch (B = 0) or a tensor that is not floating point.
         """
-        n = check_input(
-            x, spatial_dims=2, channels=self.config.in_channels, min_size=self.min_resolution
+        x, n = prepare_input(
+            x, dtype=_dtype_of(self), spatial_dims=2, channels=self.config.in_channels,
+            min_size=self.min_resolution,
         )
         n_c, n_m = self.grid_sizes(n)
         pos = node_grid_2d(n_c, dtype=x.dtype, device=x.device)

@@ -46,7 +46,12 @@ class NormalizedOperator(nn.Module):
         self.dirichlet = dirichlet
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Predict in physical units from ``x`` (B, *spatial, C_in) in physical units."""
+        """Predict in physical units from ``x`` (B, *spatial, C_in) in physical units.
+
+        ``x`` of another floating-point precision (float64 data) is accepted: the model casts
+        it to its own dtype, and the prediction is in the model's dtype. An empty batch is an
+        :class:`~neuralop_fem.errors.InputError` (raised by the model).
+        """
         if self.input_normalizer is not None:
             x = self.input_normalizer.encode(x)
         y = self.model(x)

@@ -26,7 +26,9 @@ from solvers.contract import SolveReport, as_batch
 from solvers.problems import get_problem
 
 from ..data.ood import OODReference, reference_from_dataset
-from ..errors import InputError, ShapeError
+from ..errors import InputError, RunDirectoryError, ShapeError
+from ..files import open_for_reading
+from ..models.size import check_resolution
 from .resample import resample_nodes, resample_periodic
 
 __all__ = ["OODWarning", "Surrogate", "resample_nodes", "resample_periodic"]
@@ -102,18 +104,21 @@ class Surrogate:
         Raises
         ------
         InputError
-            If ``run_dir`` is not a run directory.
+            If ``run_dir`` is not a run directory or holds the model of another task.
+        RunDirectoryError
+            (an InputError) If ``run.json`` or ``best.pt`` is missing, unreadable, damaged or
+            holds values out of range; the message names the file and the field.
         """
         path = Path(run_dir)
-        if not (path / "run.json").is_file():
-            msg = f"`run_dir` must be a training run directory with run.json; got {os.fspath(path)!r}."
-            raise InputError(msg)
         dev = torch.device(device) if device is not None else _default_device()
         operator, info = _load_operator(path, dev)
         problem = str(_lookup(info, "task", "problem"))
         get_problem(problem)  # a registered problem, else a clear error
-        resolution = int(_lookup(info, "resolution"))
-        output = info.get("output_resolution") or resolution
+        resolution = check_resolution(_lookup(info, "resolution"), error=RunDirectoryError,
+                                      source=f"{path / 'run.json'}: field `resolution`")
+        output = check_resolution(info.get("output_resolution") or resolution,
+                                  error=RunDirectoryError,
+                                  source=f"{path / 'run.json'}: field `output_resolution`")
         ood = None
         if isinstance(info.get("ood_reference"), dict):
             ood = OODReference.from_dict(info["ood_reference"])
@@ -414,13 +419,53 @@ def _load_operator(path: Path, device: torch.device) -> tuple[torch.nn.Module, d
     return operator, dict(info)
 
 
-def _ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | None:
-    """Fit the OOD reference on the training inputs of the recorded dataset, if present."""
-    path = _lookup(info, "dataset_path", "path", default=None)
-    if not isinstance(path, str) or not Path(path).is_file():
-        return None
-    from ..data import load_dataset
+#: Signatures of netCDF classic / 64-bit offset / CDF-5 and netCDF-4 (HDF5) files.
+_NETCDF_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
 
+
+def _ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | None:
+    """Fit the OOD reference on the training inputs of the recorded dataset, if usable.
+
+    ``run.json`` only names the file, so it is used only when it is a regular netCDF file (by
+    its signature) that loads as a valid dataset of ``problem`` holding the recorded training
+    samples. A file that no longer exists gives no reference; any other unusable file gives no
+    reference and a warning that says why. Nothing else is read.
+    """
+    from ..errors import DatasetError
+
+    path = _lookup(info, "dataset_path", "path", default=None)
+    if not isinstance(path, str) or not os.path.exists(path):
+        return None
     split = _lookup(info, "splits", "split", default={})
     train = split.get("train") if isinstance(split, dict) else None
-    return reference_from_dataset(load_dataset(path), train, problem)
+    try:
+        return reference_from_dataset(_provenance_dataset(path, train, problem), train, problem)
+    except (DatasetError, InputError) as exc:
+        msg = (f"run.json names the training dataset {path!r}, which cannot serve as the "
+               f"out-of-distribution reference ({exc}); no OOD check.")
+        warnings.warn(msg, UserWarning, stacklevel=3)
+        return None
+
+
+def _provenance_dataset(path: str, train: Any, problem: str) -> Any:
+    """The dataset at ``path``, checked; a DatasetError says why it cannot serve."""
+    from ..data import load_dataset
+    from ..errors import DatasetError
+
+    if train is not None and not (isinstance(train, list) and all(
+            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in train)):
+        msg = "field `splits.train` of run.json is not a list of sample indices"
+        raise DatasetError(msg)
+    with open_for_reading(path, what="a netCDF dataset", error=DatasetError) as fh:
+        magic = fh.read(8)
+    if not magic.startswith(_NETCDF_MAGIC):
+        msg = f"{path}: not a netCDF file"
+        raise DatasetError(msg)
+    ds = load_dataset(path)
+    if ds.attrs.get("problem") != problem:
+        msg = f"{path}: a {ds.attrs.get('problem')} dataset, not {problem}"
+        raise DatasetError(msg)
+    if train and max(train) >= ds.sizes["sample"]:
+        msg = f"{path}: {ds.sizes['sample']} samples, fewer than the recorded training split"
+        raise DatasetError(msg)
+    return ds

@@ -10,8 +10,10 @@ Layout of ``RUN_DIR`` (relied on by :class:`~neuralop_fem.Surrogate`)::
     loss_curve.png  train loss and validation error against the epoch
 
 Every ``.pt`` file holds only tensors and plain Python containers, so it loads with
-``torch.load(weights_only=True)``. Files are written to a temporary name and renamed into
-place: a killed run never leaves a truncated checkpoint.
+``torch.load(weights_only=True)``. Files are written through :mod:`neuralop_fem.files` (a
+unique temporary name, renamed into place): a killed run never leaves a truncated checkpoint,
+and a symbolic link at a file's name is replaced, never written through. Readers check every
+file as untrusted (:mod:`.run_info` for ``run.json``; :func:`build_operator` for ``best.pt``).
 """
 
 from __future__ import annotations
@@ -26,15 +28,17 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..errors import ConfigError
+from ..errors import RunDirectoryError
 from ..files import atomic_path, write_text_atomic
 from ..models import NormalizedOperator
-from ..models.io import model_from_config
+from ..models.io import check_state_dict, load_torch_file, model_from_config
+from .run_info import read_run_info
 
 __all__ = [
     "BEST_FORMAT",
     "LAST_FORMAT",
     "build_operator",
+    "load_best",
     "load_trained",
     "operator_payload",
     "read_run_info",
@@ -49,6 +53,9 @@ LAST_FORMAT = "neuralop_fem.training.last/1"
 RUN_JSON, LAST, BEST, METRICS, CURVE = (
     "run.json", "last.pt", "best.pt", "metrics.csv", "loss_curve.png",
 )
+#: Every file the trainer writes into a run directory.
+RUN_FILES = (RUN_JSON, LAST, BEST, METRICS, CURVE)
+_NORMALIZER_KEYS = ("mean", "std", "eps", "periodic")
 
 
 def save_atomic(obj: Any, path: Path) -> None:
@@ -95,34 +102,70 @@ def operator_payload(
     }
 
 
-def build_operator(payload: dict[str, Any], *, source: str = "<payload>") -> NormalizedOperator:
-    """Rebuild a :class:`NormalizedOperator` from :func:`operator_payload` output (eval mode)."""
+def _normalizer(payload: dict[str, Any], key: str, source: str) -> nn.Module | None:
+    """The normaliser stored under ``key`` of a best-model payload, checked."""
     from ..data.normalizer import UnitGaussianNormalizer
 
+    state = payload.get(key)
+    if state is None:
+        return None
+    where = f"{source}, field `{key}`"
+    ok = isinstance(state, dict) and set(state) == set(_NORMALIZER_KEYS) and all(
+        isinstance(state[k], torch.Tensor) for k in _NORMALIZER_KEYS
+    )
+    if ok:
+        mean, std = state["mean"], state["std"]
+        ok = (mean.is_floating_point() and std.is_floating_point() and mean.shape == std.shape
+              and 2 <= mean.ndim <= 3 and state["eps"].numel() == 1
+              and state["periodic"].numel() == 1
+              and bool(torch.isfinite(mean).all()) and bool((std >= 0).all()))
+    if not ok:
+        msg = (f"{where} must be null or a normaliser state {{mean, std (same float shape "
+               "(*spatial, channels), finite, std >= 0), eps, periodic}; the file is damaged.")
+        raise RunDirectoryError(msg)
+    return UnitGaussianNormalizer.from_state_dict(state)
+
+
+def build_operator(
+    payload: Any, *, source: str = "<payload>", resolution: int | None = None,
+) -> NormalizedOperator:
+    """Rebuild a :class:`NormalizedOperator` from :func:`operator_payload` output (eval mode).
+
+    The model config is checked against the size limits (at ``resolution`` if given) before
+    the model is built, and the weights against the model before they are loaded.
+
+    Raises
+    ------
+    RunDirectoryError
+        Naming ``source`` and the field: another file format, an unknown family, an invalid
+        or oversized config, damaged normalisers, or weights that do not fit the model.
+    """
     if not isinstance(payload, dict) or payload.get("format") != BEST_FORMAT:
         msg = f"`{source}` must be a best-model checkpoint ({BEST_FORMAT}); got another file."
-        raise ConfigError(msg)
-    model = model_from_config(payload["family"], payload["model_config"], source=str(source),
-                              error=ConfigError)
-    norms = [
-        None if payload[key] is None else UnitGaussianNormalizer.from_state_dict(payload[key])
-        for key in ("input_normalizer", "output_normalizer")
-    ]
+        raise RunDirectoryError(msg)
+    model = model_from_config(payload.get("family"), payload.get("model_config"),
+                              source=str(source), error=RunDirectoryError,
+                              field="model_config", resolution=resolution)
+    norms = [_normalizer(payload, key, str(source))
+             for key in ("input_normalizer", "output_normalizer")]
+    dirichlet = payload.get("dirichlet")
+    if not isinstance(dirichlet, bool):
+        msg = f"{source}, field `dirichlet` must be true or false; got {dirichlet!r}."
+        raise RunDirectoryError(msg)
     operator = NormalizedOperator(
-        model, input_normalizer=norms[0], output_normalizer=norms[1],
-        dirichlet=bool(payload["dirichlet"]),
+        model, input_normalizer=norms[0], output_normalizer=norms[1], dirichlet=dirichlet,
     )
+    check_state_dict(operator, payload.get("state_dict"), source=str(source),
+                     error=RunDirectoryError)
     operator.load_state_dict(payload["state_dict"])
     return operator.eval()
 
 
-def read_run_info(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """The parsed ``run.json`` of a run directory."""
-    path = Path(run_dir) / RUN_JSON
-    if not path.is_file():
-        msg = f"`run_dir` must be a training run directory with {RUN_JSON}; got {run_dir}."
-        raise ConfigError(msg)
-    return json.loads(path.read_text())
+def load_best(path: Path, *, resolution: int | None = None) -> NormalizedOperator:
+    """The operator of a ``best.pt`` file, read and checked (:func:`build_operator`), on CPU."""
+    payload = load_torch_file(path, what=f"a best-model checkpoint ({BEST})",
+                              error=RunDirectoryError, map_location="cpu")
+    return build_operator(payload, source=str(path), resolution=resolution)
 
 
 def load_trained(
@@ -135,7 +178,7 @@ def load_trained(
     run_dir : path
         A directory written by :class:`~neuralop_fem.training.Trainer`.
     map_location : optional
-        Passed to ``torch.load``; the model is moved there too.
+        Device the model is moved to (the file is read on the CPU).
 
     Returns
     -------
@@ -145,16 +188,29 @@ def load_trained(
 
     Raises
     ------
-    ConfigError
-        If ``run_dir`` has no ``run.json`` or no ``best.pt``.
+    RunDirectoryError
+        If ``run_dir`` has no ``run.json`` or no ``best.pt``, or either is unreadable,
+        damaged or holds values out of range (see :func:`~.run_info.read_run_info` and
+        :func:`build_operator`); the message names the file and the field.
     """
     info = read_run_info(run_dir)
     path = Path(run_dir) / BEST
-    if not path.is_file():
-        msg = f"`run_dir` must contain {BEST} (a run that finished at least one epoch); got {run_dir}."
-        raise ConfigError(msg)
-    payload = torch.load(path, map_location=map_location, weights_only=True)
-    operator = build_operator(payload, source=str(path))
+    if not path.exists() and not path.is_symlink():
+        msg = (f"`run_dir` must contain {BEST} (a run that finished at least one epoch); "
+               f"got {run_dir}.")
+        raise RunDirectoryError(msg)
+    resolution = info.get("resolution")
+    operator = load_best(path, resolution=resolution)
+    family = operator.model.config.family
+    if info.get("model_family", family) != family:
+        msg = (f"{Path(run_dir) / RUN_JSON}: field `model_family` is {info['model_family']!r} but "
+               f"{path} holds a {family!r} model; the files come from different runs.")
+        raise RunDirectoryError(msg)
+    smallest = int(getattr(operator.model, "min_resolution", 1))
+    if resolution is not None and resolution < smallest:
+        msg = (f"{Path(run_dir) / RUN_JSON}: field `resolution` must be >= {smallest}, the "
+               f"smallest grid the model of {BEST} supports; got {resolution}.")
+        raise RunDirectoryError(msg)
     if map_location is not None:
         operator.to(map_location)
     return operator, info

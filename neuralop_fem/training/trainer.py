@@ -8,8 +8,10 @@ error on the validation split is computed; the model with the lowest one is kept
 ``best.pt``. At the end the test error of that model and of the final epoch are reported.
 
 Resume: ``last.pt`` is written (atomically) after every epoch with the model, optimizer,
-scheduler, history and every RNG state, so a run killed at any point and started again with
-the same arguments finishes with bitwise the same weights and metrics (on CPU).
+scheduler, history and every RNG state, so a run killed at any point - in an epoch, between
+the files of one checkpoint, or while the test errors are computed - and started again with
+the same arguments finishes with bitwise the same weights and metrics (on CPU). Every file of
+the run directory is read back as untrusted (:mod:`.resume`, :mod:`.run_info`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import random
 import sys
 import time
 from collections.abc import Callable
@@ -29,20 +30,21 @@ import torch
 import xarray as xr
 from torch import nn
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RunDirectoryError
 from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
 from . import checkpoint as ck
+from . import resume as rs
 from ._env import environment_info
 from .config import RESUME_FREE_FIELDS, TrainConfig
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
+from .run_info import RUN_FORMAT, read_run_info
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
 __all__ = ["AmpForward", "Trainer", "make_optimizer", "make_scheduler"]
 
 _log = logging.getLogger(__name__)
-_CHECKPOINT_FILES = (ck.RUN_JSON, ck.LAST, ck.BEST, ck.METRICS, ck.CURVE)
 
 
 class AmpForward(nn.Module):
@@ -99,39 +101,18 @@ def _flat(prefix: str, d: dict[str, Any]) -> dict[str, Any]:
     return {f"{prefix}{k}": v for k, v in d.items()}
 
 
-def _rng_state(sampler: GlobalBatchSampler) -> dict[str, Any]:
-    np_state = np.random.get_state()
-    py_state = random.getstate()
-    return {
-        "torch": torch.get_rng_state(),
-        "cuda": [s for s in torch.cuda.get_rng_state_all()] if torch.cuda.is_available() else [],
-        "numpy": [np_state[0], np_state[1].tolist(), int(np_state[2]), int(np_state[3]),
-                  float(np_state[4])],
-        "python": [py_state[0], list(py_state[1]), py_state[2]],
-        "loader": sampler.generator.get_state(),
-    }
-
-
-def _set_rng_state(state: dict[str, Any], sampler: GlobalBatchSampler) -> None:
-    torch.set_rng_state(state["torch"])
-    if state["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-    n = state["numpy"]
-    np.random.set_state((n[0], np.asarray(n[1], dtype=np.uint32), n[2], n[3], n[4]))
-    p = state["python"]
-    random.setstate((p[0], tuple(p[1]), p[2]))
-    sampler.generator.set_state(state["loader"])
-
-
 class Trainer:
     """Train one model on one dataset into ``run_dir`` (see :mod:`.checkpoint` for the layout).
 
     Parameters
     ----------
     run_dir : path
-        Output directory (created). If it holds an unfinished run with the same settings, the
-        run resumes from ``last.pt``; a finished run is refused unless ``overwrite``; a run
-        with other settings is refused naming the differing fields.
+        Output directory (created; not a symbolic link). If it holds an unfinished run with
+        the same settings, the run resumes from ``last.pt`` (a run killed after its last
+        epoch only computes its test errors); a finished run (``run.json`` status
+        ``"finished"``) is refused unless ``overwrite``; a run with other settings is refused
+        naming the differing fields; a damaged ``last.pt`` or a trainer file that is a
+        symbolic link is a :class:`~neuralop_fem.errors.RunDirectoryError`.
     data : path or xarray.Dataset
         A dataset whose ``problem`` fits ``config.task``.
     model_config : model config
@@ -222,15 +203,20 @@ class Trainer:
         }
 
     def _check_run_dir(self, data: Any, *, overwrite: bool) -> dict[str, Any] | None:
-        last = self.run_dir / ck.LAST
-        if overwrite and self.ctx.is_main:
-            for name in _CHECKPOINT_FILES:
-                (self.run_dir / name).unlink(missing_ok=True)
+        """The ``last.pt`` state to resume from, None for a fresh run; refusals as documented."""
+        rs.prepare_run_dir(self.run_dir, overwrite=overwrite, is_main=self.ctx.is_main)
         self.ctx.barrier()
-        if overwrite or not last.is_file():
-            self.run_dir.mkdir(parents=True, exist_ok=True)
+        last = self.run_dir / ck.LAST
+        if overwrite:
             return None
-        state = torch.load(last, map_location="cpu", weights_only=True)
+        status = self._recorded_status()
+        if not last.exists():
+            if status in ("finished", "finishing"):
+                msg = (f"{self.run_dir} holds a finished run whose {ck.LAST} is missing; pass "
+                       "--overwrite (overwrite=True) to train it again.")
+                raise ConfigError(msg)
+            return None
+        state = rs.read_last(last)
         old, new = state["identity"], self._identity_value
         diff = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
         if diff:
@@ -240,7 +226,11 @@ class Trainer:
                 "or pass --overwrite to discard it."
             )
             raise ConfigError(msg)
-        if state["epoch"] >= self.config.epochs:
+        if state["epoch"] > self.config.epochs:
+            msg = (f"{last}: field `epoch` must be at most the run's {self.config.epochs} epochs; "
+                   f"got {state['epoch']}. Pass --overwrite (overwrite=True) to start again.")
+            raise RunDirectoryError(msg)
+        if state["epoch"] == self.config.epochs and status == "finished":
             msg = (
                 f"{self.run_dir} holds a finished run ({state['epoch']} epochs); pass "
                 "--overwrite (overwrite=True) to train it again."
@@ -248,15 +238,17 @@ class Trainer:
             raise ConfigError(msg)
         return state
 
+    def _recorded_status(self) -> str | None:
+        """``status`` of ``run.json``; None when it is missing or unreadable (rewritten later)."""
+        try:
+            return read_run_info(self.run_dir).get("status")
+        except RunDirectoryError as exc:
+            if (self.run_dir / ck.RUN_JSON).exists():
+                _log.warning("ignoring %s (it is written again): %s", ck.RUN_JSON, exc)
+            return None
+
     def _load_state(self, state: dict[str, Any]) -> None:
-        self.operator.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.epoch = int(state["epoch"])
-        self.history = {k: list(v) for k, v in state["history"].items()}
-        self.best_epoch, self.best_val = int(state["best_epoch"]), float(state["best_val"])
-        self.wall_time_before = float(state["wall_time_s"])
-        _set_rng_state(state["rng"], self.sampler)
+        rs.restore(self, state, self.run_dir / ck.LAST)
 
     def _wall_time(self) -> float:
         return self.wall_time_before + time.perf_counter() - self._t_start
@@ -273,7 +265,7 @@ class Trainer:
             "best_epoch": self.best_epoch,
             "best_val": self.best_val,
             "wall_time_s": self._wall_time(),
-            "rng": _rng_state(self.sampler),
+            "rng": rs.capture_rng(self.sampler),
             "train_config": self.config.to_dict(),
             "model_family": self.model_config.family,
             "model_config": self.model_config.to_dict(),
@@ -285,7 +277,7 @@ class Trainer:
         env = environment_info(self.device)
         d = self.data
         return {
-            "format": "neuralop_fem.training.run/1",
+            "format": RUN_FORMAT,
             "status": status,
             "preset": self.preset,
             "task": self.config.task,
@@ -439,21 +431,26 @@ class Trainer:
                     dynamic_ncols=True)
 
     def _finish(self) -> dict[str, Any]:
+        """Write the run's results; resumable: a kill here is finished by the next call.
+
+        A finished run first records ``status: "finishing"``, rewrites ``metrics.csv`` and
+        the loss curve from the history, then computes the test errors and records
+        ``"finished"``. Everything is derived from ``last.pt`` and ``best.pt``, so a run killed
+        in this phase and started again ends with the same files.
+        """
         finished = self.epoch >= self.config.epochs
         out: dict[str, Any] = {
             "finished": finished, "epochs_completed": self.epoch, "best_epoch": self.best_epoch,
             "best_val_rel_l2": self.best_val,
         }
+        if self.ctx.is_main and finished:
+            ck.write_json(self.run_info(status="finishing"), self.run_dir / ck.RUN_JSON)
+            ck.write_metrics_csv(self.history, self.run_dir / ck.METRICS)
         if self.ctx.is_main and self.history["train_loss"]:
             title = f"{self.preset or self.model_config.family} (n={self.data.resolution})"
             ck.write_loss_curve(self.history, self.run_dir / ck.CURVE, title=title)
         if finished and self.ctx.is_main:
-            best_payload = torch.load(self.run_dir / ck.BEST, map_location="cpu", weights_only=True)
-            best = ck.build_operator(best_payload).to(self.device)
-            best_fwd = AmpForward(best, amp=self.config.amp, device_type=self.device.type)
-            out["test_rel_l2_best"] = float(self.errors(best_fwd, self.data.test).mean())
-            out["test_rel_l2_final"] = float(self.errors(self.forward_module, self.data.test).mean())
-            out["val_rel_l2_final"] = self.history["val_rel_l2"][-1]
+            out.update(self._test_errors())
         if self.ctx.is_main:
             results = {k: out[k] for k in ("test_rel_l2_best", "test_rel_l2_final",
                                             "val_rel_l2_final") if k in out}
@@ -461,6 +458,21 @@ class Trainer:
             ck.write_json(info, self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()
         return out
+
+    def _test_errors(self) -> dict[str, float]:
+        """Mean test relative L2 of the selected model (``best.pt``) and of the final one."""
+        path = self.run_dir / ck.BEST
+        if not path.exists():
+            msg = (f"{path}: missing; no epoch of this run had a finite validation error, or the "
+                   "file was removed. Pass --overwrite (overwrite=True) to train again.")
+            raise RunDirectoryError(msg)
+        best = ck.load_best(path).to(self.device)
+        best_fwd = AmpForward(best, amp=self.config.amp, device_type=self.device.type)
+        return {
+            "test_rel_l2_best": float(self.errors(best_fwd, self.data.test).mean()),
+            "test_rel_l2_final": float(self.errors(self.forward_module, self.data.test).mean()),
+            "val_rel_l2_final": self.history["val_rel_l2"][-1],
+        }
 
     def close(self) -> None:
         """Tear down a process group this trainer created."""

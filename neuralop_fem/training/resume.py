@@ -1,0 +1,256 @@
+"""The run directory as the :class:`~neuralop_fem.training.Trainer` finds it: checks and resume.
+
+* :func:`prepare_run_dir`: the directory must be a real directory (not a symbolic link) and the
+  trainer's files in it regular files; ``overwrite`` removes them (a link is removed, never
+  its target). Temporaries left by a killed write are deleted.
+* :func:`read_last`: ``last.pt`` read as untrusted (:func:`~neuralop_fem.models.io.load_torch_file`)
+  and its structure checked: format, identity, epoch, history, best epoch, wall time, RNG states.
+* :func:`restore`: model weights (keys and shapes checked against the model), optimizer
+  (hyper-parameters equal to the run's, moment shapes equal to the parameters'), scheduler (the
+  run's schedule, at step ``epoch * steps_per_epoch``) and every RNG state, each failure a
+  :class:`~neuralop_fem.errors.RunDirectoryError` naming ``last.pt`` and the field.
+* :func:`capture_rng`: the RNG states saved in ``last.pt``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import RunDirectoryError
+from ..files import remove_stale_temporaries
+from ..models.io import check_state_dict, load_torch_file
+from . import checkpoint as ck
+from .distributed import GlobalBatchSampler
+
+__all__ = ["capture_rng", "prepare_run_dir", "read_last", "restore"]
+
+_HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
+_RNG = ("torch", "cuda", "numpy", "python", "loader")
+#: Scheduler entries that change as it steps (the others are fixed by the run's settings).
+_SCHEDULER_PROGRESS = ("last_epoch", "_step_count", "_last_lr", "_is_initial",
+                       "_get_lr_called_within_step")
+#: Optimizer group entries that the schedule changes every step.
+_GROUP_PROGRESS = ("lr", "betas")
+_RETRY = "Pass --overwrite (overwrite=True) to start the run again."
+
+
+def _fail(source: Any, field: str, expected: str, value: Any = None) -> RunDirectoryError:
+    got = f"; got {value!r}" if value is not None and len(repr(value)) <= 80 else ""
+    return RunDirectoryError(f"{source}: field `{field}` must be {expected}{got}. {_RETRY}")
+
+
+def _link_target(path: Path) -> str:
+    try:
+        return str(path.readlink())
+    except OSError:  # pragma: no cover - raced away
+        return "?"
+
+
+def prepare_run_dir(run_dir: Path, *, overwrite: bool, is_main: bool) -> None:
+    """Check (and with ``overwrite`` clear) ``run_dir`` before the trainer reads or writes it.
+
+    Raises
+    ------
+    RunDirectoryError
+        ``run_dir`` is a symbolic link or not a directory; a trainer file in it is a
+        directory, or (without ``overwrite``) a symbolic link.
+    """
+    if run_dir.is_symlink():
+        msg = (f"`run_dir` must be a directory, not a symbolic link; got {run_dir} -> "
+               f"{_link_target(run_dir)}. Pass the link's target ({run_dir.resolve()}) instead.")
+        raise RunDirectoryError(msg)
+    if run_dir.exists() and not run_dir.is_dir():
+        msg = f"`run_dir` must be a directory; got {run_dir}, which is a file."
+        raise RunDirectoryError(msg)
+    for name in ck.RUN_FILES:
+        path = run_dir / name
+        if path.is_symlink():
+            if overwrite:
+                if is_main:
+                    path.unlink()  # the link itself; its target is left alone
+                continue
+            msg = (f"{path}: is a symbolic link (to {_link_target(path)}); the trainer writes only "
+                   f"regular files in its run directory. Remove the link, or pass --overwrite "
+                   "(overwrite=True) to start the run again.")
+            raise RunDirectoryError(msg)
+        if path.is_dir():
+            msg = f"{path}: is a directory; the trainer writes a file of that name. Remove it."
+            raise RunDirectoryError(msg)
+        if overwrite and is_main:
+            path.unlink(missing_ok=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if is_main:
+        for name in ck.RUN_FILES:
+            remove_stale_temporaries(run_dir, name)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_plain(value: Any) -> bool:
+    """None, bool, int, float, str or a flat list of them (the values of a run's identity)."""
+    scalar = (type(None), bool, int, float, str)
+    return isinstance(value, scalar) or (
+        isinstance(value, list | tuple) and all(isinstance(v, scalar) for v in value))
+
+
+def _check_history(history: Any, epoch: int, source: Any) -> None:
+    ok = isinstance(history, dict) and set(history) == set(_HISTORY)
+    if ok:
+        ok = all(isinstance(history[k], list) and len(history[k]) == epoch
+                 and all(_is_number(v) for v in history[k]) for k in _HISTORY)
+    if not ok:
+        raise _fail(source, "history", f"lists {', '.join(_HISTORY)} of {epoch} numbers each "
+                                       "(one per epoch completed)")
+
+
+def read_last(path: Path) -> dict[str, Any]:
+    """``last.pt`` read and its structure checked (the weights are checked by :func:`restore`).
+
+    Raises
+    ------
+    RunDirectoryError
+        Naming ``path`` and the field.
+    """
+    try:
+        state = load_torch_file(path, what=f"a resume checkpoint ({ck.LAST})",
+                                error=RunDirectoryError, map_location="cpu")
+    except RunDirectoryError as exc:
+        msg = f"{exc} {_RETRY}"
+        raise RunDirectoryError(msg) from None
+    if not isinstance(state, dict) or state.get("format") != ck.LAST_FORMAT:
+        raise _fail(path, "format", repr(ck.LAST_FORMAT))
+    epoch = state.get("epoch")
+    if not _is_int(epoch) or epoch < 0:
+        raise _fail(path, "epoch", "an integer >= 0", epoch)
+    identity = state.get("identity")
+    if not isinstance(identity, dict) or not all(
+        isinstance(k, str) and _is_plain(v) for k, v in identity.items()
+    ):
+        raise _fail(path, "identity", "an object of plain values (the run's settings)")
+    for key in ("model", "optimizer", "scheduler", "rng"):
+        if not isinstance(state.get(key), dict):
+            raise _fail(path, key, "an object")
+    _check_history(state.get("history"), epoch, path)
+    best_epoch, best_val = state.get("best_epoch"), state.get("best_val")
+    if not _is_int(best_epoch) or not 0 <= best_epoch <= epoch:
+        raise _fail(path, "best_epoch", f"an integer in [0, epoch={epoch}]", best_epoch)
+    if not _is_number(best_val):
+        raise _fail(path, "best_val", "a number", best_val)
+    wall = state.get("wall_time_s")
+    if not _is_number(wall) or not 0 <= wall < math.inf:
+        raise _fail(path, "wall_time_s", "a finite number >= 0", wall)
+    if set(state["rng"]) != set(_RNG):
+        raise _fail(path, "rng", f"an object with the states {', '.join(_RNG)}")
+    return state
+
+
+def _restore_optimizer(optimizer: torch.optim.Optimizer, saved: dict[str, Any],
+                       source: Any) -> None:
+    fresh = [{k: v for k, v in g.items() if k != "params"}
+             for g in optimizer.state_dict()["param_groups"]]
+    try:
+        optimizer.load_state_dict(saved)
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError, AttributeError):
+        raise _fail(source, "optimizer", "the Adam state of this model's parameters") from None
+    for i, (group, ref) in enumerate(zip(optimizer.param_groups, fresh, strict=True)):
+        for key, value in ref.items():
+            if key not in _GROUP_PROGRESS and group.get(key) != value:
+                raise _fail(source, f"optimizer.param_groups[{i}].{key}",
+                            f"{value!r} (from the run's settings)", group.get(key))
+        lr, betas = group.get("lr"), group.get("betas")
+        if not (_is_number(lr) and 0 <= lr < math.inf):
+            raise _fail(source, f"optimizer.param_groups[{i}].lr", "a finite number >= 0", lr)
+        if not (isinstance(betas, list | tuple) and len(betas) == 2
+                and all(_is_number(b) and 0 <= b < 1 for b in betas)):
+            raise _fail(source, f"optimizer.param_groups[{i}].betas", "two numbers in [0, 1)",
+                        betas)
+        for p in group["params"]:
+            for key, value in optimizer.state.get(p, {}).items():
+                fits = isinstance(value, torch.Tensor) and value.shape == p.shape
+                if key != "step" and not fits:
+                    raise _fail(source, f"optimizer.state.{key}",
+                                f"a tensor of the parameter's shape {tuple(p.shape)}")
+
+
+def _restore_scheduler(scheduler: Any, saved: dict[str, Any], steps: int, source: Any) -> None:
+    fresh = scheduler.state_dict()
+    if set(saved) != set(fresh):
+        raise _fail(source, "scheduler", f"a OneCycleLR state with keys {sorted(fresh)}")
+    for key, value in fresh.items():
+        if key not in _SCHEDULER_PROGRESS and saved[key] != value:
+            raise _fail(source, f"scheduler.{key}", f"{value!r} (from the run's settings)",
+                        saved[key])
+    if saved["last_epoch"] != steps or saved["_step_count"] != steps + 1:
+        raise _fail(source, "scheduler.last_epoch",
+                    f"{steps} (epoch x steps per epoch) with _step_count {steps + 1}",
+                    saved["last_epoch"])
+    last_lr = saved["_last_lr"]
+    if not (isinstance(last_lr, list) and len(last_lr) == len(fresh["_last_lr"])
+            and all(_is_number(v) and math.isfinite(v) for v in last_lr)):
+        raise _fail(source, "scheduler._last_lr", "a list of finite learning rates", last_lr)
+    scheduler.load_state_dict(saved)
+
+
+def capture_rng(sampler: GlobalBatchSampler) -> dict[str, Any]:
+    """Every RNG state a run draws from: torch, CUDA, numpy, python, the batch order."""
+    np_state = np.random.get_state()  # noqa: NPY002 - the legacy global state is saved
+    py_state = random.getstate()
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": [s for s in torch.cuda.get_rng_state_all()] if torch.cuda.is_available() else [],
+        "numpy": [np_state[0], np_state[1].tolist(), int(np_state[2]), int(np_state[3]),
+                  float(np_state[4])],
+        "python": [py_state[0], list(py_state[1]), py_state[2]],
+        "loader": sampler.generator.get_state(),
+    }
+
+
+def _restore_rng(state: dict[str, Any], sampler: GlobalBatchSampler, source: Any) -> None:
+    key = "torch"
+    try:
+        torch.set_rng_state(state["torch"])
+        key = "cuda"
+        if state["cuda"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda"])
+        key = "numpy"
+        n = state["numpy"]
+        np.random.set_state((n[0], np.asarray(n[1], dtype=np.uint32), n[2], n[3], n[4]))  # noqa: NPY002
+        key = "python"
+        p = state["python"]
+        random.setstate((p[0], tuple(p[1]), p[2]))
+        key = "loader"
+        sampler.generator.set_state(state["loader"])
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError, OverflowError):
+        raise _fail(source, f"rng.{key}", "the saved state of that generator") from None
+
+
+def restore(trainer: Any, state: dict[str, Any], source: Any) -> None:
+    """Put ``trainer`` in the state of :func:`read_last` output (everything checked first)."""
+    epoch = int(state["epoch"])
+    try:
+        check_state_dict(trainer.operator, state["model"], source=str(source), field="model",
+                         error=RunDirectoryError, finite=False)
+    except RunDirectoryError as exc:
+        msg = f"{exc} {_RETRY}"
+        raise RunDirectoryError(msg) from None
+    trainer.operator.load_state_dict(state["model"])
+    _restore_optimizer(trainer.optimizer, state["optimizer"], source)
+    _restore_scheduler(trainer.scheduler, state["scheduler"], epoch * len(trainer.sampler),
+                       source)
+    trainer.epoch = epoch
+    trainer.history = {k: [float(v) for v in state["history"][k]] for k in _HISTORY}
+    trainer.best_epoch, trainer.best_val = int(state["best_epoch"]), float(state["best_val"])
+    trainer.wall_time_before = float(state["wall_time_s"])
+    _restore_rng(state["rng"], trainer.sampler, source)

@@ -1,0 +1,269 @@
+"""Reading ``run.json``: the file checked first, then every field the package uses.
+
+``run.json`` is written by the :class:`~neuralop_fem.training.Trainer` but read back by
+:func:`read_run_info`, :func:`~neuralop_fem.training.load_trained`,
+:meth:`~neuralop_fem.Surrogate.load` and ``neuralop-fem evaluate``, possibly long after, from
+a directory anybody could have edited. So the file must be a regular UTF-8 JSON file of at
+most :data:`MAX_JSON_BYTES` bytes, nested at most :data:`MAX_JSON_DEPTH` levels, and each
+field that is present must have its documented type and range (a resolution is an integer in
+``[1, 65536]``, split indices are integers ``>= 0`` below the dataset's sample count, the
+training config validates, ...). Fields absent from older or hand-written files are not
+required here; a reader that needs one asks :func:`require_fields`. Every failure is a
+:class:`~neuralop_fem.errors.RunDirectoryError` that names the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from solvers.problems import PROBLEMS
+
+from ..errors import RunDirectoryError
+from ..files import open_for_reading
+from ..models.size import check_resolution
+
+__all__ = [
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "RUN_FORMAT",
+    "STATUSES",
+    "read_json_file",
+    "read_run_info",
+    "require_fields",
+    "validate_run_info",
+]
+
+RUN_FORMAT = "neuralop_fem.training.run/1"
+#: ``status`` values: written at the start, while computing the test errors, at the end, and
+#: when ``fit`` stopped early on purpose (``max_epochs_this_call``).
+STATUSES = ("running", "finishing", "finished", "interrupted")
+#: Largest ``run.json`` read (its split indices take ~7 bytes per sample).
+MAX_JSON_BYTES = 64 * 2**20
+#: Deepest nesting of lists / objects accepted (``run.json`` itself uses 4 levels).
+MAX_JSON_DEPTH = 32
+
+_INT_FIELDS = ("epochs_completed", "best_epoch", "world_size", "n_parameters")
+_NUMBER_FIELDS = ("wall_time_s", "best_val_rel_l2", "test_rel_l2_best", "test_rel_l2_final",
+                  "val_rel_l2_final")
+_SPLITS = ("train", "val", "test")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _fail(source: Any, field: str, expected: str, value: Any) -> RunDirectoryError:
+    return RunDirectoryError(f"{source}: field `{field}` must be {expected}; got {_short(value)}.")
+
+
+def _check_depth(obj: Any, *, source: Any, max_depth: int) -> None:
+    stack: list[tuple[Any, int, str]] = [(obj, 1, "")]
+    while stack:
+        value, depth, where = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth > max_depth:
+            msg = (f"{source}: JSON nested more than {max_depth} levels deep (at "
+                   f"`{where or '<top>'}`); the file is damaged or not written by neuralop_fem.")
+            raise RunDirectoryError(msg)
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        stack.extend((v, depth + 1, f"{where}.{k}" if where else str(k)) for k, v in items)
+
+
+def read_json_file(
+    path: str | os.PathLike[str], *, what: str, max_bytes: int = MAX_JSON_BYTES,
+    max_depth: int = MAX_JSON_DEPTH,
+) -> Any:
+    """Parse a JSON file that may be damaged or hostile.
+
+    Raises
+    ------
+    RunDirectoryError
+        Naming ``path``: missing, unreadable, not a regular file, empty, larger than
+        ``max_bytes``, not UTF-8, not JSON (with line and column), or nested deeper than
+        ``max_depth``.
+    """
+    with open_for_reading(path, what=what, error=RunDirectoryError, max_bytes=max_bytes) as fh:
+        raw = fh.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        msg = f"{path}: {what} must be at most {max_bytes:,} bytes; it is larger."
+        raise RunDirectoryError(msg)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"{path}: is not UTF-8 text (byte {exc.start}); expected {what}."
+        raise RunDirectoryError(msg) from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        msg = (f"{path}: is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+               f"expected {what}.")
+        raise RunDirectoryError(msg) from None
+    except (ValueError, RecursionError) as exc:  # over-long integers, extreme nesting
+        msg = f"{path}: cannot be parsed as {what} ({type(exc).__name__}: {str(exc)[:80]})."
+        raise RunDirectoryError(msg) from None
+    _check_depth(obj, source=path, max_depth=max_depth)
+    return obj
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_choice(info: dict[str, Any], key: str, options: tuple[str, ...], source: Any) -> None:
+    if key in info and info[key] is not None and info[key] not in options:
+        raise _fail(source, key, f"one of {', '.join(map(repr, options))}", info[key])
+
+
+def _check_scalars(info: dict[str, Any], source: Any) -> None:
+    for key in _INT_FIELDS:
+        if key in info and not (_is_int(info[key]) and info[key] >= 0):
+            raise _fail(source, key, "an integer >= 0", info[key])
+    for key in _NUMBER_FIELDS:
+        if info.get(key) is not None and not _is_number(info[key]):
+            raise _fail(source, key, "a number or null", info[key])
+    for key in ("preset", "device"):
+        if info.get(key) is not None and not isinstance(info[key], str):
+            raise _fail(source, key, "a string or null", info[key])
+    for key in ("resolution", "coarse_resolution", "output_resolution"):
+        nullable = key != "resolution"
+        if key in info and not (nullable and info[key] is None):
+            check_resolution(info[key], source=f"{source}: field `{key}`", error=RunDirectoryError)
+
+
+def _check_data(data: Any, source: Any) -> int | None:
+    """The ``data`` section; returns the recorded sample count (None if unknown)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise _fail(source, "data", "an object (the dataset provenance)", data)
+    if data.get("path") is not None and not isinstance(data["path"], str):
+        raise _fail(source, "data.path", "a string or null", data["path"])
+    _check_choice(data, "problem", tuple(PROBLEMS), f"{source}, section `data`")
+    for key in ("attrs",):
+        if key in data and not isinstance(data[key], dict):
+            raise _fail(source, f"data.{key}", "an object", data[key])
+    if data.get("config_json") is not None and not isinstance(data["config_json"], str):
+        raise _fail(source, "data.config_json", "a string or null", data["config_json"])
+    n = data.get("n_samples")
+    if n is not None and not (_is_int(n) and n >= 0):
+        raise _fail(source, "data.n_samples", "an integer >= 0", n)
+    return n
+
+
+def _check_splits(splits: Any, n_samples: int | None, source: Any) -> None:
+    if not isinstance(splits, dict) or set(splits) != set(_SPLITS):
+        raise _fail(source, "splits", "an object with lists 'train', 'val', 'test'", splits)
+    bound = f" below data.n_samples = {n_samples}" if n_samples is not None else ""
+    for name, idx in splits.items():
+        ok = isinstance(idx, list) and all(_is_int(i) and i >= 0 for i in idx)
+        if ok and n_samples is not None:
+            ok = all(i < n_samples for i in idx)
+        if not ok:
+            raise _fail(source, f"splits.{name}", f"a list of sample indices >= 0{bound}", idx)
+
+
+def _check_configs(info: dict[str, Any], source: Any) -> None:
+    from ..models import MODEL_FAMILIES
+    from .config import TrainConfig
+
+    _check_choice(info, "model_family", tuple(MODEL_FAMILIES), source)
+    checks = [("train_config", TrainConfig)]
+    if info.get("model_family") in MODEL_FAMILIES:
+        checks.append(("model_config", MODEL_FAMILIES[info["model_family"]][0]))
+    for key, cls in checks:
+        if key in info:
+            try:
+                cls.from_dict(info[key])
+            except (TypeError, ValueError) as exc:
+                msg = f"{source}: field `{key}`: {exc}"
+                raise RunDirectoryError(msg) from None
+
+
+def _check_ood(ref: Any, source: Any) -> None:
+    if ref is None:
+        return
+    import numpy as np
+
+    from ..data.ood import OODReference
+
+    try:
+        parsed = OODReference.from_dict(ref)
+        values = np.asarray([*parsed.mean, *np.ravel(parsed.covariance), *parsed.value_set],
+                            dtype=np.float64)
+        if not np.isfinite(values).all():
+            msg = "non-finite statistics"
+            raise ValueError(msg)
+        np.linalg.inv(np.asarray(parsed.covariance, dtype=np.float64))
+    except (KeyError, TypeError, ValueError, np.linalg.LinAlgError) as exc:
+        msg = (f"{source}: field `ood_reference` must hold the training-input statistics "
+               f"(problem, finite mean, invertible covariance, n_train); {type(exc).__name__}: "
+               f"{_short(str(exc))}.")
+        raise RunDirectoryError(msg) from None
+
+
+def validate_run_info(info: Any, *, source: Any) -> dict[str, Any]:
+    """Check the fields of a parsed ``run.json`` (see the module docstring); return ``info``.
+
+    Raises
+    ------
+    RunDirectoryError
+        For the first field with a wrong type or value, naming ``source`` and the field.
+    """
+    if not isinstance(info, dict):
+        raise _fail(source, "<top>", "a JSON object", type(info).__name__)
+    if "format" in info and info["format"] != RUN_FORMAT:
+        raise _fail(source, "format", repr(RUN_FORMAT), info["format"])
+    _check_choice(info, "status", STATUSES, source)
+    _check_choice(info, "task", tuple(PROBLEMS), source)
+    _check_choice(info, "problem", tuple(PROBLEMS), source)
+    _check_scalars(info, source)
+    n_samples = _check_data(info.get("data"), source)
+    if "splits" in info:
+        _check_splits(info["splits"], n_samples, source)
+    for key in ("normalizers", "sample_counts"):
+        if key in info and not isinstance(info[key], dict):
+            raise _fail(source, key, "an object", info[key])
+    _check_configs(info, source)
+    _check_ood(info.get("ood_reference"), source)
+    return info
+
+
+def require_fields(info: dict[str, Any], names: tuple[str, ...], *, source: Any) -> None:
+    """Refuse ``info`` (validated) without each of ``names`` (a reader that needs them)."""
+    missing = [name for name in names if info.get(name) is None]
+    if missing:
+        msg = (f"{source}: field `{missing[0]}` is missing; this run.json has "
+               f"{', '.join(sorted(map(str, info))) or 'no fields'}.")
+        raise RunDirectoryError(msg)
+
+
+def read_run_info(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """The parsed and validated ``run.json`` of a run directory.
+
+    Raises
+    ------
+    RunDirectoryError
+        If ``run_dir`` is not a directory with a readable, valid ``run.json`` (see
+        :func:`validate_run_info`).
+    """
+    directory = Path(run_dir)
+    if not directory.is_dir():
+        state = "no such directory" if not directory.exists() else "not a directory"
+        msg = (f"`run_dir` must be a training run directory with run.json; got {run_dir} "
+               f"({state}).")
+        raise RunDirectoryError(msg)
+    path = directory / "run.json"
+    if not path.exists() and not path.is_symlink():
+        msg = f"`run_dir` must be a training run directory with run.json; got {run_dir}."
+        raise RunDirectoryError(msg)
+    info = read_json_file(path, what="the run.json of a training run")
+    return validate_run_info(info, source=path)
