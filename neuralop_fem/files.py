@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 __all__ = [
+    "ExclusiveLock",
     "atomic_path",
     "open_for_reading",
     "remove_stale_temporaries",
@@ -186,3 +187,48 @@ def open_for_reading(
         os.close(fd)
         raise error(msg)
     return os.fdopen(fd, "rb")
+
+
+class ExclusiveLock:
+    """An exclusive advisory lock (``flock``) on ``path``, taken at once or refused.
+
+    Guards a file or directory against a second process writing it at the same time (two
+    ``generate`` runs on one ``--out``, two trainings in one run directory). The lock dies
+    with its process, so a killed run never blocks the next one; :meth:`release` deletes the
+    lock file while still holding it.
+
+    Parameters
+    ----------
+    path
+        The lock file (created; a symbolic link there is refused by ``O_NOFOLLOW``).
+    busy
+        The exception raised when another process holds the lock; its message says what is
+        busy and what to do.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy: Exception) -> None:
+        import fcntl
+
+        self.path = Path(path)
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            self._fd = None
+            raise busy from None
+
+    def release(self) -> None:
+        """Delete the lock file and release the lock (idempotent)."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()  # still held: no other process can be inside
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> ExclusiveLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

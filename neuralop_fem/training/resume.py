@@ -23,12 +23,12 @@ import numpy as np
 import torch
 
 from ..errors import RunDirectoryError
-from ..files import remove_stale_temporaries
+from ..files import ExclusiveLock, remove_stale_temporaries
 from ..models.io import check_state_dict, load_torch_file
 from . import checkpoint as ck
 from .distributed import GlobalBatchSampler
 
-__all__ = ["capture_rng", "prepare_run_dir", "read_last", "restore"]
+__all__ = ["LOCK", "capture_rng", "lock_run_dir", "prepare_run_dir", "read_last", "restore"]
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
 _RNG = ("torch", "cuda", "numpy", "python", "loader")
@@ -37,6 +37,8 @@ _SCHEDULER_PROGRESS = ("last_epoch", "_step_count", "_last_lr", "_is_initial",
                        "_get_lr_called_within_step")
 #: Optimizer group entries that the schedule changes every step.
 _GROUP_PROGRESS = ("lr", "betas")
+#: The lock file of a run directory (held by the training process).
+LOCK = ".lock"
 _RETRY = "Pass --overwrite (overwrite=True) to start the run again."
 
 
@@ -52,14 +54,20 @@ def _link_target(path: Path) -> str:
         return "?"
 
 
-def prepare_run_dir(run_dir: Path, *, overwrite: bool, is_main: bool) -> None:
-    """Check (and with ``overwrite`` clear) ``run_dir`` before the trainer reads or writes it.
+def prepare_run_dir(run_dir: Path, *, overwrite: bool, is_main: bool) -> ExclusiveLock | None:
+    """Lock, check (and with ``overwrite`` clear) ``run_dir`` before the trainer uses it.
+
+    Returns
+    -------
+    ExclusiveLock or None
+        The main process's lock on the run directory (``run_dir/.lock``), held until the
+        trainer closes; None on the other processes of a distributed run.
 
     Raises
     ------
     RunDirectoryError
-        ``run_dir`` is a symbolic link or not a directory; a trainer file in it is a
-        directory, or (without ``overwrite``) a symbolic link.
+        ``run_dir`` is a symbolic link or not a directory, another process trains in it; a
+        trainer file in it is a directory, or (without ``overwrite``) a symbolic link.
     """
     if run_dir.is_symlink():
         msg = (f"`run_dir` must be a directory, not a symbolic link; got {run_dir} -> "
@@ -68,6 +76,26 @@ def prepare_run_dir(run_dir: Path, *, overwrite: bool, is_main: bool) -> None:
     if run_dir.exists() and not run_dir.is_dir():
         msg = f"`run_dir` must be a directory; got {run_dir}, which is a file."
         raise RunDirectoryError(msg)
+    lock = lock_run_dir(run_dir) if is_main else None
+    try:
+        _check_files(run_dir, overwrite=overwrite, is_main=is_main)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    return lock
+
+
+def lock_run_dir(run_dir: Path) -> ExclusiveLock:
+    """The exclusive lock of a run directory (created if missing); refused while another
+    trainer holds it."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    busy = RunDirectoryError(f"{run_dir}: another trainer is using this run directory (lock "
+                             f"{run_dir / LOCK}); wait for it to finish or use another --out.")
+    return ExclusiveLock(run_dir / LOCK, busy=busy)
+
+
+def _check_files(run_dir: Path, *, overwrite: bool, is_main: bool) -> None:
     for name in ck.RUN_FILES:
         path = run_dir / name
         if path.is_symlink():

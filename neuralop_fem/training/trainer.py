@@ -154,6 +154,16 @@ class Trainer:
         dataset = open_data(data)  # opened (and validated) once
         check_problem(dataset, config, preset=preset)  # before touching run_dir
         self._identity_value = self._identity(data)
+        self._lock = None
+        try:
+            self._setup(data, dataset, path, overwrite=overwrite)
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup(self, data: Any, dataset: xr.Dataset, path: Any, *, overwrite: bool) -> None:
+        config, model_config, preset = self.config, self.model_config, self.preset
+        family = model_config.family
         resume = self._check_run_dir(data, overwrite=overwrite)
 
         torch.manual_seed(config.seed)  # model initialisation
@@ -204,7 +214,8 @@ class Trainer:
 
     def _check_run_dir(self, data: Any, *, overwrite: bool) -> dict[str, Any] | None:
         """The ``last.pt`` state to resume from, None for a fresh run; refusals as documented."""
-        rs.prepare_run_dir(self.run_dir, overwrite=overwrite, is_main=self.ctx.is_main)
+        self._lock = rs.prepare_run_dir(self.run_dir, overwrite=overwrite,
+                                        is_main=self.ctx.is_main)
         self.ctx.barrier()
         last = self.run_dir / ck.LAST
         if overwrite:
@@ -380,6 +391,8 @@ class Trainer:
         stop = cfg.epochs if max_epochs_this_call is None else min(
             cfg.epochs, self.epoch + max_epochs_this_call
         )
+        if self._lock is None and self.ctx.is_main:  # a second fit() of this trainer
+            self._lock = rs.lock_run_dir(self.run_dir)
         try:
             while self.epoch < stop:
                 t0 = time.perf_counter()
@@ -397,11 +410,12 @@ class Trainer:
                               cfg.epochs, loss, val, lr, row["epoch_time_s"])
                 if callback is not None:
                     callback(self, row)
+            return self._finish()
         finally:
             if bar is not None:
                 bar.close()
             torch.use_deterministic_algorithms(old_det)
-        return self._finish()
+            self._release()
 
     def _record(self, loss: float, val: float | None, lr: float, dt: float,
                 identity: dict[str, Any]) -> dict[str, Any]:
@@ -474,8 +488,15 @@ class Trainer:
             "val_rel_l2_final": self.history["val_rel_l2"][-1],
         }
 
+    def _release(self) -> None:
+        """Release the run directory: held from construction to the end of :meth:`fit`."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
     def close(self) -> None:
-        """Tear down a process group this trainer created."""
+        """Release the run directory and tear down a process group this trainer created."""
+        self._release()
         self.ctx.close()
 
     def __enter__(self) -> Trainer:

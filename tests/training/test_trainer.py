@@ -204,3 +204,16 @@ def test_batch_larger_than_training_split(tmp_path, burgers_file):
     with pytest.raises(ConfigError, match="at least `batch_size`=16 samples"):
         Trainer(tmp_path / "run", burgers_file, model_config=_burgers_model(),
                 config=BURGERS.replace(batch_size=16))
+
+
+def test_a_second_trainer_in_the_same_run_directory_is_refused(burgers_file, tmp_path):
+    from neuralop_fem.errors import RunDirectoryError
+
+    model = _burgers_model()
+    first = Trainer(tmp_path / "run", burgers_file, model_config=model, config=BURGERS)
+    with pytest.raises(RunDirectoryError, match="another trainer is using this run directory"):
+        Trainer(tmp_path / "run", burgers_file, model_config=model, config=BURGERS)
+    first.close()  # released: the run can be taken up again (and no lock file is left)
+    with Trainer(tmp_path / "run", burgers_file, model_config=model, config=BURGERS) as again:
+        again.fit(max_epochs_this_call=1)
+    assert not (tmp_path / "run" / ".lock").exists()

@@ -15,10 +15,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ import numpy as np
 
 from ... import __version__
 from ...errors import ConfigError, DatasetError
-from ...files import remove_stale_temporaries
+from ...files import ExclusiveLock, remove_stale_temporaries
 from ..provenance import ATTR, generation_settings
 from .assemble import assemble, check_storable
 from .config import (
@@ -275,28 +273,13 @@ def _check_out(out: Path) -> Path:
     return out
 
 
-@contextlib.contextmanager
-def _exclusive(out: Path) -> Iterator[None]:
+def _exclusive(out: Path) -> ExclusiveLock:
     """Hold an exclusive lock on ``out`` for the whole call: a second process writing the same
-    file fails at once instead of racing the first. The lock (``.NAME.lock``, an advisory
-    ``flock``) dies with its process, so a killed run never blocks the next one."""
-    import fcntl
-
+    file fails at once instead of racing the first (``.NAME.lock``, dies with its process)."""
     lock = out.parent / f".{out.name}.lock"
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        msg = (f"`out` is being written by another process ({out}; lock {lock}); wait for it "
-               "to finish or choose another --out.")
-        raise ConfigError(msg) from None
-    try:
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            lock.unlink()  # still held: no other process can be inside
-        os.close(fd)
+    msg = (f"`out` is being written by another process ({out}; lock {lock}); wait for it to "
+           "finish or choose another --out.")
+    return ExclusiveLock(lock, busy=ConfigError(msg))
 
 
 def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_samples: int,
