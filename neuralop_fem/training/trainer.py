@@ -107,7 +107,9 @@ class Trainer:
     Parameters
     ----------
     run_dir : path
-        Output directory (created; not a symbolic link). If it holds an unfinished run with
+        Output directory (created; not a symbolic link), locked from construction to the end
+        of :meth:`fit` (or :meth:`close`): a second trainer on it, in this or another process,
+        is refused at once. If it holds an unfinished run with
         the same settings, the run resumes from ``last.pt`` (a run killed after its last
         epoch only computes its test errors); a finished run (``run.json`` status
         ``"finished"``) is refused unless ``overwrite``; a run with other settings is refused
