@@ -39,6 +39,7 @@ from ._env import environment_info
 from .config import RESUME_FREE_FIELDS, TrainConfig
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
+from .optim import make_optimizer, make_scheduler
 from .run_info import RUN_FORMAT, read_run_info
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
@@ -75,26 +76,6 @@ class AmpForward(nn.Module):
         if op.dirichlet:
             y = nn.functional.pad(y[:, 1:-1, 1:-1, :], (0, 0, 1, 1, 1, 1))
         return y
-
-
-def make_optimizer(params: Any, config: TrainConfig) -> torch.optim.Optimizer:
-    """Adam (default betas/eps, no weight decay) at ``lr_max``; the schedule sets the lr."""
-    return torch.optim.Adam(params, lr=config.lr_max, weight_decay=0.0)
-
-
-def make_scheduler(
-    optimizer: torch.optim.Optimizer, config: TrainConfig, *, steps_per_epoch: int
-) -> torch.optim.lr_scheduler.OneCycleLR:
-    """OneCycleLR over ``epochs * steps_per_epoch`` steps, cosine, momentum cycling.
-
-    The lr rises from ``lr_max / div_factor`` to ``lr_max`` at step ``pct_start * total - 1``
-    and falls to ``lr_max / (div_factor * final_div_factor)`` at the last step.
-    """
-    return torch.optim.lr_scheduler.OneCycleLR(
-        optimizer, max_lr=config.lr_max, total_steps=config.epochs * steps_per_epoch,
-        pct_start=config.pct_start, anneal_strategy="cos", cycle_momentum=True,
-        div_factor=config.div_factor, final_div_factor=config.final_div_factor,
-    )
 
 
 def _flat(prefix: str, d: dict[str, Any]) -> dict[str, Any]:
