@@ -17,6 +17,7 @@ __all__ = [
     "InputError",
     "NeuralopFemError",
     "ShapeError",
+    "UsageError",
 ]
 
 
@@ -29,3 +30,12 @@ class DatasetError(NeuralopFemError, ValueError):
 
 class ConfigError(InputError):
     """A configuration (generation, training, preset) has an invalid or inconsistent value."""
+
+
+class UsageError(InputError):
+    """A command-line option or argument has a value the command cannot use.
+
+    Raised by the ``neuralop-fem`` commands when they check their options, before any work;
+    the message names the option (``argument --out: ...``), what was expected and what was
+    received.
+    """

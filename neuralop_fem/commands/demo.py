@@ -16,12 +16,13 @@ and is what the test suite runs.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ._options import check_output_dir, device, int_range, naming, plain_text
 
 __all__ = ["DemoSettings", "register", "run", "run_demo"]
 
@@ -53,12 +54,15 @@ QUICK = DemoSettings(verify_burgers_n=256, verify_darcy_n=29, n=256, n_train=24,
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("demo", help="the main job: a small end-to-end run on this machine",
-                              description=__doc__.split("\n\n")[1] if __doc__ else None)
+                              formatter_class=argparse.RawDescriptionHelpFormatter,
+                              description="The whole pipeline on this machine:\n\n"
+                              + plain_text(__doc__.split("\n\n")[1]) if __doc__ else None)
     p.add_argument("--out", type=Path, default=Path("neuralop_fem_demo"), metavar="DIR",
                    help="output directory (default ./neuralop_fem_demo)")
     p.add_argument("--quick", action="store_true", help="smoke run, under a minute")
-    p.add_argument("--device", default="auto", help="training device: auto (default), cpu, cuda")
-    p.add_argument("--seed", type=int, default=0, help="dataset seed (default 0)")
+    p.add_argument("--device", type=device, default="auto",
+                   help="training device: auto (default), cpu, cuda, cuda:K")
+    p.add_argument("--seed", type=int_range(0), default=0, help="dataset seed (default 0)")
 
 
 def _say(text: str) -> None:
@@ -103,6 +107,7 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
     """Run the five steps into ``out``; return the figures printed at the end."""
     from ..data import generate
     from ..evaluation import compare_run
+    from ..files import write_json_atomic
     from ..models import PRESETS
     from ..training.config import TrainConfig
     from ..training.trainer import Trainer
@@ -159,7 +164,7 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
         "surrogate_s_per_sample": float(ds["candidate_time"].mean()),
         "timings_s": timings, "quick": quick, "device": str(trainer.device),
     }
-    (out / "demo_summary.json").write_text(json.dumps(figures, indent=2))
+    write_json_atomic(out / "demo_summary.json", figures)
     _say("[5/5] summary")
     _say(f"      surrogate test error: rel. L2 {figures['test_rel_l2_mean']:.3e}, "
          f"rel. H1 {figures['test_rel_h1_mean']:.3e} ({ds.sizes['sample']} samples)")
@@ -172,5 +177,12 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
 
 
 def run(args: argparse.Namespace) -> int:
-    run_demo(args.out, quick=args.quick, device=args.device, seed=args.seed)
+    """Execute ``neuralop-fem demo``; return the exit status."""
+    check_output_dir(args.out, "--out")
+    if args.device != "auto":
+        from ..training.distributed import resolve_device
+
+        resolve_device(args.device)
+    with naming(args.out):
+        run_demo(args.out, quick=args.quick, device=args.device, seed=args.seed)
     return 0

@@ -63,8 +63,12 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     dict from :func:`~neuralop_fem.evaluation.report.write_report` plus ``"dataset"`` (the comparison).
     """
     from ..data import load_dataset
+    from ..data.io import reading
     from .run_evaluation import parse_indices
 
+    if max_samples is not None and (isinstance(max_samples, bool) or int(max_samples) < 1):
+        msg = f"`max_samples` must be None or an integer >= 1; got {max_samples!r}."
+        raise InputError(msg)
     sur = Surrogate.load(run_dir, device=device)
     ds = load_dataset(data)
     if ds.attrs.get("problem") != sur.problem:
@@ -79,7 +83,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     n_file = int(ds.sizes["x"])
     stride = problem.stride(n_file, sur.resolution)
     sel = {dim: slice(None, None, stride) for dim in problem.dims}
-    inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
+    with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
+        inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
     reference = reference_solver(solver, sur, linear_solver=linear_solver)
     warm = warm_start and problem.linear_system
     result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
