@@ -214,7 +214,7 @@ def _node_grid(n: int) -> torch.Tensor:
 
 
 class DarcyInverseDataset(_FieldDataset):
-    """Darcy inverse items (PAPER_SPEC §7 ex3): recover the coefficient from the solution.
+    """Darcy inverse items (Cao 2021; docs/data_format.md): recover the coefficient from the solution.
 
     ``input``: u subsampled to ``n_fine`` (stride ``s_f = (n_full-1)/(n_fine-1)``), plus fixed
     noise; ``target``: the coefficient average-pooled by ``s_f`` to ``n_fine`` and again by

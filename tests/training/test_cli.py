@@ -105,6 +105,6 @@ def test_evaluate_bad_indices(tmp_path, burgers_file, capsys):
                   *set_args(TINY_BURGERS)) == 0
     capsys.readouterr()
     assert main(["evaluate", str(run), "--data", str(burgers_file), "--indices", "a:b"]) == 2
-    assert "`indices` must be 'test', 'all' or 'A:B' with integers" in capsys.readouterr().err
+    assert "argument --indices: must be test, all or A:B with integers" in capsys.readouterr().err
     assert main(["evaluate", str(run), "--data", str(burgers_file), "--resolution", "48"]) == 2
     assert "must be reachable from 128" in capsys.readouterr().err
