@@ -169,11 +169,15 @@ def _run(argv: list[str], debug: bool) -> int:
     command = _requested_command(argv)
     parser = build_parser(only=command)
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a bad option (2)
         return int(exc.code or 0)
     if args.command is None:
         parser.print_help(sys.stderr)
+        return 2
+    if extras:
+        sys.stderr.write(f"neuralop-fem {args.command}: error: unrecognized arguments: "
+                         f"{' '.join(extras)}\n")
         return 2
     args.verbose += getattr(args, "verbose_after", 0)
     args.debug = debug

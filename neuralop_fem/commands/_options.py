@@ -1,8 +1,9 @@
 """Option types and path checks shared by the commands (private).
 
-The argparse types turn a bad number into a one-line usage error (exit status 2) while the
-command line is parsed, before anything is imported or computed. The path checks run first
-thing in each command's ``run``, before any work, and raise
+The argparse types turn a bad number or path into a one-line usage error (exit status 2)
+while the command line is parsed, before anything is imported or computed. The ``check_*``
+functions repeat the path checks first thing in each command's ``run`` (for defaults, and for
+checks that depend on several options, such as ``--overwrite``) and raise
 :class:`~neuralop_fem.errors.UsageError` naming the option, what it must be and what it got:
 
 >>> positive = int_range(1)
@@ -34,8 +35,12 @@ __all__ = [
     "device",
     "float_range",
     "indices",
+    "input_dir",
+    "input_file",
     "int_range",
     "naming",
+    "output_dir",
+    "output_file",
     "plain_text",
 ]
 
@@ -131,23 +136,116 @@ def _fail(option: str, what: str) -> Exception:
     return UsageError(f"argument {option}: {what}")
 
 
-def check_input_file(path: Path, option: str) -> Path:
-    """Check that ``path`` is an existing, readable regular file."""
+# -- paths: what is wrong with one (None: nothing) -------------------------------------------
+
+
+def _input_file_problem(path: Path) -> str | None:
     name = repr(os.fspath(path))
     if not path.exists():
-        raise _fail(option, f"must be an existing file; got {name}, which does not exist.")
+        return f"must be an existing file; got {name}, which does not exist"
     if not path.is_file():
-        raise _fail(option, f"must be a file; got {name}, which is a directory.")
+        return f"must be a file; got {name}, which is a directory"
     if not os.access(path, os.R_OK):
-        raise _fail(option, f"must be a readable file; got {name} (permission denied).")
+        return f"must be a readable file; got {name} (permission denied)"
+    return None
+
+
+def _input_dir_problem(path: Path) -> str | None:
+    if path.is_dir():
+        return None
+    what = "which is a file" if path.exists() else "which does not exist"
+    return f"must be an existing directory; got {os.fspath(path)!r}, {what}"
+
+
+def _writable_problem(directory: Path, path: Path) -> str | None:
+    if os.access(directory, os.W_OK | os.X_OK):
+        return None
+    return (f"must be in a writable directory; got {os.fspath(path)!r} "
+            f"({os.fspath(directory)!r} is not writable)")
+
+
+def _parent_problem(path: Path) -> str | None:
+    parent = path.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        return (f"must be in an existing directory; got {os.fspath(path)!r} "
+                f"({os.fspath(parent)!r} {what})")
+    return _writable_problem(parent, path)
+
+
+def _output_file_problem(path: Path) -> str | None:
+    if path.is_dir():
+        return f"must be a file name; got {os.fspath(path)!r}, which is a directory"
+    return _parent_problem(path)
+
+
+def _output_dir_problem(path: Path) -> str | None:
+    if path.exists() and not path.is_dir():
+        return f"must be a directory; got {os.fspath(path)!r}, which is a file"
+    if path.is_dir():
+        return _writable_problem(path, path)
+    return _parent_problem(path)
+
+
+def _path_type(problem: Callable[[Path], str | None], name: str) -> Callable[[str], Path]:
+    def parse(text: str) -> Path:
+        path = Path(text)
+        what = problem(path)
+        if what is not None:
+            raise argparse.ArgumentTypeError(what)
+        return path
+
+    parse.__name__ = name
+    return parse
+
+
+#: argparse types: the path is checked while the command line is parsed (exit status 2).
+input_file = _path_type(_input_file_problem, "input file")
+input_dir = _path_type(_input_dir_problem, "input directory")
+output_file = _path_type(_output_file_problem, "output file")
+output_dir = _path_type(_output_dir_problem, "output directory")
+
+
+def _check(problem: str | None, option: str) -> None:
+    if problem is not None:
+        raise _fail(option, problem + ".")
+
+
+def check_input_file(path: Path, option: str) -> Path:
+    """Check that ``path`` is an existing, readable regular file."""
+    _check(_input_file_problem(path), option)
     return path
 
 
 def check_input_dir(path: Path, option: str) -> Path:
     """Check that ``path`` is an existing directory."""
-    if not path.is_dir():
-        what = "which is a file" if path.exists() else "which does not exist"
-        raise _fail(option, f"must be an existing directory; got {os.fspath(path)!r}, {what}.")
+    _check(_input_dir_problem(path), option)
+    return path
+
+
+def check_output_file(path: Path, option: str, *, overwrite: bool | None = None) -> Path:
+    """Check that a file can be written at ``path``.
+
+    Parameters
+    ----------
+    path
+        The file to write.
+    option
+        The option name used in the message, e.g. ``"--out"``.
+    overwrite
+        False: an existing file is refused (the message names ``--overwrite``); True or None:
+        it is replaced.
+    """
+    if overwrite is False and path.is_file():
+        _check(f"must not be an existing file (pass --overwrite to replace it); got "
+               f"{os.fspath(path)!r}", option)
+    _check(_output_file_problem(path), option)
+    return path
+
+
+def check_output_dir(path: Path, option: str) -> Path:
+    """Check that ``path`` is a writable directory or can be created in an existing one."""
+    _check(_output_dir_problem(path), option)
     return path
 
 
@@ -168,54 +266,6 @@ def check_indices(spec: str, data: Path, option: str = "--indices") -> None:
         parse_indices(spec, n_samples=n_samples, test=[])
     except ConfigError as exc:
         raise _fail(option, f"{str(exc).rstrip('.')} (--data {os.fspath(data)!r}).") from None
-
-
-def _check_parent(path: Path, option: str) -> None:
-    parent = path.parent
-    if not parent.is_dir():
-        what = "is not a directory" if parent.exists() else "does not exist"
-        raise _fail(option, f"must be in an existing directory; got {os.fspath(path)!r} "
-                            f"({os.fspath(parent)!r} {what}).")
-    _check_writable(parent, path, option)
-
-
-def _check_writable(directory: Path, path: Path, option: str) -> None:
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise _fail(option, f"must be in a writable directory; got {os.fspath(path)!r} "
-                            f"({os.fspath(directory)!r} is not writable).")
-
-
-def check_output_file(path: Path, option: str, *, overwrite: bool | None = None) -> Path:
-    """Check that a file can be written at ``path``.
-
-    Parameters
-    ----------
-    path
-        The file to write.
-    option
-        The option name used in the message, e.g. ``"--out"``.
-    overwrite
-        False: an existing file is refused (the message names ``--overwrite``); True or None:
-        it is replaced.
-    """
-    if path.is_dir():
-        raise _fail(option, f"must be a file name; got {os.fspath(path)!r}, which is a directory.")
-    if overwrite is False and path.exists():
-        raise _fail(option, f"must not be an existing file (pass --overwrite to replace it); "
-                            f"got {os.fspath(path)!r}.")
-    _check_parent(path, option)
-    return path
-
-
-def check_output_dir(path: Path, option: str) -> Path:
-    """Check that ``path`` is a writable directory or can be created in an existing one."""
-    if path.exists() and not path.is_dir():
-        raise _fail(option, f"must be a directory; got {os.fspath(path)!r}, which is a file.")
-    if path.is_dir():
-        _check_writable(path, path, option)
-        return path
-    _check_parent(path, option)
-    return path
 
 
 @contextlib.contextmanager

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
 
 from ._options import (
     check_indices,
@@ -20,8 +19,11 @@ from ._options import (
     check_output_dir,
     device,
     indices,
+    input_dir,
+    input_file,
     int_range,
     naming,
+    output_dir,
     plain_text,
 )
 
@@ -39,9 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compare", help="compare a surrogate against the classical solver and write a report",
         description=plain_text(__doc__.split("\n\n")[1]) if __doc__ else None,
     )
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="training run directory")
-    p.add_argument("--data", type=Path, required=True, metavar="FILE.nc", help="dataset file")
-    p.add_argument("--out", type=Path, required=True, metavar="REPORT_DIR", help="report directory")
+    p.add_argument("run_dir", type=input_dir, metavar="RUN_DIR", help="training run directory")
+    p.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
+                   help="dataset file")
+    p.add_argument("--out", type=output_dir, required=True, metavar="REPORT_DIR",
+                   help="report directory")
     p.add_argument("--indices", type=indices, default="test", metavar="test|all|A:B",
                    help="samples to compare: the run's test split (default), all, or positions "
                         "A..B-1 (must exist in --data)")

@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._options import check_output_dir, device, int_range, naming, plain_text
+from ._options import (
+    check_output_dir,
+    device,
+    int_range,
+    naming,
+    output_dir,
+    plain_text,
+)
 
 __all__ = ["DemoSettings", "register", "run", "run_demo"]
 
@@ -57,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter,
                               description="The whole pipeline on this machine:\n\n"
                               + plain_text(__doc__.split("\n\n")[1]) if __doc__ else None)
-    p.add_argument("--out", type=Path, default=Path("neuralop_fem_demo"), metavar="DIR",
+    p.add_argument("--out", type=output_dir, default=Path("neuralop_fem_demo"), metavar="DIR",
                    help="output directory (default ./neuralop_fem_demo)")
     p.add_argument("--quick", action="store_true", help="smoke run, under a minute")
     p.add_argument("--device", type=device, default="auto",

@@ -23,7 +23,10 @@ from ._options import (
     check_output_file,
     device,
     indices,
+    input_dir,
+    input_file,
     int_range,
+    output_file,
 )
 
 __all__ = ["register", "run", "write_results"]
@@ -36,14 +39,15 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Per-sample relative L2 and H1-seminorm errors of the selected model of "
         "RUN_DIR, summarised (mean, median, p95, max).",
     )
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a training run directory")
-    p.add_argument("--data", type=Path, required=True, metavar="FILE.nc", help="dataset file")
+    p.add_argument("run_dir", type=input_dir, metavar="RUN_DIR", help="a training run directory")
+    p.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
+                   help="dataset file")
     p.add_argument("--resolution", type=int_range(2), metavar="n",
                    help="evaluation grid (default: the training resolution)")
     p.add_argument("--indices", type=indices, default="test", metavar="test|all|A:B",
                    help="samples: the run's test split (default), all, or positions A..B-1 "
                         "(must exist in --data)")
-    p.add_argument("--out", type=Path, metavar="FILE.csv",
+    p.add_argument("--out", type=output_file, metavar="FILE.csv",
                    help="per-sample CSV (default RUN_DIR/eval_<data>_n<res>_<indices>.csv, e.g. "
                         "eval_burgers_n512_test.csv for --indices test, eval_burgers_n512_0-8.csv "
                         "for 0:8); the summary goes to the same name with .json")

@@ -12,10 +12,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
-from pathlib import Path
 from typing import Any
 
-from ._options import check_output_file, int_range
+from ._options import (
+    check_output_file,
+    int_range,
+    output_file,
+)
 
 __all__ = ["register", "run"]
 
@@ -58,7 +61,7 @@ def _add_common(parser: argparse.ArgumentParser, problem: str, resolution: int) 
     size.add_argument("--append", type=int_range(1), metavar="M",
                       help="add M samples (next indices and seeds) to the finished file --out; "
                            "options left out are taken from the file")
-    parser.add_argument("--out", type=Path, required=True, metavar="FILE.nc",
+    parser.add_argument("--out", type=output_file, required=True, metavar="FILE.nc",
                         help="output file; unfinished work is kept in FILE.nc.partial/")
     parser.add_argument("--resolution", type=int_range(1), metavar="n",
                         help=f"solver grid points per side (default {resolution}, the benchmark)")

@@ -11,10 +11,15 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-from pathlib import Path
 from typing import Any
 
-from ._options import check_input_file, check_output_file, float_range
+from ._options import (
+    check_input_file,
+    check_output_file,
+    float_range,
+    input_file,
+    output_file,
+)
 
 __all__ = ["register", "run"]
 
@@ -35,9 +40,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "physical parameters unless given (--viscosity and --final-time for Burgers, "
         "--forcing for Darcy), and a comparison then refuses to guess the reference solver.",
     )
-    parser.add_argument("file", type=Path, metavar="FILE.mat", help="legacy .mat file")
+    parser.add_argument("file", type=input_file, metavar="FILE.mat", help="legacy .mat file")
     parser.add_argument("--problem", required=True, choices=("burgers", "darcy"))
-    parser.add_argument("--out", required=True, type=Path, metavar="FILE.nc", help="output file")
+    parser.add_argument("--out", required=True, type=output_file, metavar="FILE.nc",
+                        help="output file")
     parser.add_argument(
         "--dtype",
         choices=("float64", "float32"),

@@ -12,7 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._options import check_input_file
+from ._options import (
+    check_input_file,
+    input_file,
+)
 
 __all__ = ["describe", "register", "run"]
 
@@ -40,7 +43,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "solver diagnostics, file size and provenance; read every chunk to verify its "
         "checksum.",
     )
-    parser.add_argument("file", type=Path, metavar="FILE.nc", help="dataset file")
+    parser.add_argument("file", type=input_file, metavar="FILE.nc", help="dataset file")
     parser.add_argument("--no-check", dest="check", action="store_false",
                         help="skip reading the fields (no checksum verification; fast on "
                              "large files)")

@@ -19,7 +19,9 @@ from ._options import (
     check_output_dir,
     device,
     float_range,
+    input_file,
     int_range,
+    output_dir,
 )
 
 __all__ = ["apply_overrides", "register", "run"]
@@ -41,11 +43,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "metrics.csv and loss_curve.png; rerunning an unfinished run resumes it. Launch with "
         "`torchrun --nproc-per-node K -m neuralop_fem.cli train ...` for several processes.",
     )
-    p.add_argument("--data", type=Path, required=True, metavar="FILE.nc", help="dataset file")
+    p.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
+                   help="dataset file")
     p.add_argument("--preset", required=True, metavar="NAME",
                    help="training preset, e.g. burgers-galerkin, darcy-fourier, "
                         "darcy-inverse-galerkin")
-    p.add_argument("--out", type=Path, required=True, metavar="RUN_DIR", help="run directory")
+    p.add_argument("--out", type=output_dir, required=True, metavar="RUN_DIR",
+                   help="run directory")
     p.add_argument("--resolution", type=int_range(2), metavar="n",
                    help="training grid (default: the preset's, 512 Burgers / 141 Darcy)")
     p.add_argument("--epochs", type=int_range(1), metavar="E", help="epochs (default 100)")
