@@ -17,7 +17,7 @@ Exit status and messages (one line on stderr; the traceback only with ``--debug`
 * 2 for a user error: a bad option (argparse), any
   :class:`~neuralop_fem.errors.NeuralopFemError` (bad input, damaged file, ...) and any
   :class:`OSError` (permission denied, disk full, a directory where a file is needed ...),
-  ``neuralop-fem COMMAND: error: <what> (<path>)``;
+  ``neuralop-fem COMMAND: error: <what> (<path>)``; and :class:`MemoryError` (out of memory);
 * 1 for anything else, which is a bug of neuralop_fem:
   ``neuralop-fem COMMAND: internal error: <type>: <message> (rerun with --debug ...)``;
 * 130 on Ctrl-C.
@@ -148,8 +148,9 @@ def _one_line(text: str) -> str:
 def error_message(exc: BaseException) -> tuple[str, int]:
     """The one-line message and exit status of an exception that ends a command.
 
-    A :class:`~neuralop_fem.errors.NeuralopFemError` is reported as it is; an
-    :class:`OSError` as ``<what> (<path>)``; anything else is an internal error.
+    A :class:`~neuralop_fem.errors.NeuralopFemError` is reported as it is, an
+    :class:`OSError` as ``<what> (<path>)``, a :class:`MemoryError` as out of memory (all exit
+    status 2); anything else is an internal error (exit status 1).
     """
     from solvers.errors import NeuralopFemError
 
@@ -161,6 +162,8 @@ def error_message(exc: BaseException) -> tuple[str, int]:
         where = f" ({' -> '.join(map(str, paths))})" if paths else ""
         return f"error: {_one_line(what)}{where}", 2
     text = _one_line(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, MemoryError):  # a resource limit, like a full disk: not a bug
+        return f"error: out of memory ({text})", 2
     return (f"internal error: {text} (a bug in neuralop_fem: rerun with --debug for the "
             "traceback and report it)"), 1
 
