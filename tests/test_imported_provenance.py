@@ -126,3 +126,15 @@ def test_surrogate_on_imported_darcy_data_without_forcing_still_solves(tmp_path,
     pred, report = sur.solve_with_report(a)
     assert pred.shape == a.shape
     assert np.isnan(report.residual).all()  # the residual needs the forcing: unknown
+
+
+def test_mesh_comparison_needs_the_forcing(tmp_path, rng):
+    import skfem
+
+    from neuralop_fem.surrogate.mesh import compare_on_mesh
+
+    data = import_mat(_darcy_mat(tmp_path, rng), tmp_path / "d.nc", problem="darcy")
+    sur = Surrogate.load(_run_on(data, tmp_path, "darcy", 9))
+    mesh = skfem.MeshTri.init_sqsymmetric().refined(2)
+    with pytest.raises(DatasetError, match=r"without forcing.*--forcing VALUE"):
+        compare_on_mesh(sur, mesh, np.full(mesh.nelements, 3.0))

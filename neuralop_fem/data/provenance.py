@@ -42,6 +42,7 @@ __all__ = [
     "generation_settings",
     "import_record",
     "read_record",
+    "require_physics",
     "solver_from_record",
     "unknown_physics",
 ]
@@ -139,6 +140,20 @@ def unknown_physics(attrs: Mapping[str, Any], problem: str, *,
             if physics.get(name) is None]
 
 
+def require_physics(attrs: Mapping[str, Any], problem: str, *,
+                    source: str = "<dataset>") -> None:
+    """Raise unless every physical parameter of the dataset is known (:func:`unknown_physics`).
+
+    Raises
+    ------
+    DatasetError
+        Naming the missing parameters and the ``import-mat`` options that supply them.
+    """
+    missing = unknown_physics(attrs, problem, source=source)
+    if missing:
+        raise _refuse_unknown(read_record(attrs, source=source), problem, missing, source)
+
+
 def _refuse_unknown(record: Mapping[str, Any], problem: str, missing: list[str],
                     source: str) -> DatasetError:
     data_problem = get_problem(problem).data_problem
@@ -174,9 +189,7 @@ def solver_from_record(attrs: Mapping[str, Any], problem: str, *,
     record = read_record(attrs, source=source)
     spec = get_problem(problem)
     if _is_import(record):
-        missing = unknown_physics(attrs, problem, source=source)
-        if missing:
-            raise _refuse_unknown(record, problem, missing, source)
+        require_physics(attrs, problem, source=source)
         return _build(spec.solver_class(), record["physics"])
     name, config = record.get("solver_class"), record.get("solver_config")
     if not isinstance(name, str) or not isinstance(config, dict):

@@ -173,13 +173,23 @@ def compare_on_mesh(surrogate: Any, mesh: skfem.Mesh, coefficient: ArrayLike, *,
     solver
         A ``DarcyFEMSolver(element="P1", linear_solver=...)`` (not ``"gmg"``); default
         ``DarcyFEMSolver(linear_solver="amg", forcing=<surrogate's training forcing>)``.
+
+    Raises
+    ------
+    DatasetError
+        Without ``solver``, when the surrogate was trained on data imported without its
+        forcing (no default is assumed).
     """
     import time
 
     from solvers.darcy import DarcyFEMSolver
 
+    from ..data.provenance import require_physics
+
     if solver is None:
-        forcing = float(getattr(surrogate, "provenance", {}).get("forcing", 1.0))
+        provenance = getattr(surrogate, "provenance", {})
+        require_physics(provenance, "darcy", source="the surrogate's training data")
+        forcing = float(provenance.get("forcing", 1.0))
         solver = DarcyFEMSolver(linear_solver="amg", forcing=forcing)
     u, report = solver.solve_mesh(mesh, coefficient)
     t0 = time.perf_counter()
