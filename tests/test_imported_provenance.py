@@ -138,3 +138,14 @@ def test_mesh_comparison_needs_the_forcing(tmp_path, rng):
     mesh = skfem.MeshTri.init_sqsymmetric().refined(2)
     with pytest.raises(DatasetError, match=r"without forcing.*--forcing VALUE"):
         compare_on_mesh(sur, mesh, np.full(mesh.nelements, 3.0))
+
+
+def test_generated_darcy_data_give_the_inverse_solver_their_forcing():
+    from neuralop_fem.data.provenance import ATTR, generation_record
+
+    record = generation_record(settings={"problem": "darcy", "forcing": 2.5}, n_samples=4,
+                               chunk_size=4, solver_class="DarcyFDSolver",
+                               solver_config={"forcing": 2.5}, version="test")
+    solver = solver_from_record({ATTR: record}, "darcy-inverse")
+    assert type(solver).__name__ == "DarcyInverseSolver" and solver.forcing == 2.5
+    assert solver_from_record({ATTR: record}, "darcy").forcing == 2.5
