@@ -9,9 +9,18 @@ Subcommands live in :mod:`neuralop_fem.commands`, one module each, listed in
 top level only needs each module's ``register``, which must import nothing heavy at module
 level).
 
-Exit status: 0 on success; 2 with a one-line message on stderr for any
-:class:`~neuralop_fem.errors.NeuralopFemError` or bad option (the traceback only with
-``--debug``); 130 on Ctrl-C.
+``-v``/``-vv`` and ``--debug`` may be given before or after the command name.
+
+Exit status and messages (one line on stderr; the traceback only with ``--debug``):
+
+* 0 on success;
+* 2 for a user error: a bad option (argparse), any
+  :class:`~neuralop_fem.errors.NeuralopFemError` (bad input, damaged file, ...) and any
+  :class:`OSError` (permission denied, disk full, a directory where a file is needed ...),
+  ``neuralop-fem COMMAND: error: <what> (<path>)``; and :class:`MemoryError` (out of memory);
+* 1 for anything else, which is a bug of neuralop_fem:
+  ``neuralop-fem COMMAND: internal error: <type>: <message> (rerun with --debug ...)``;
+* 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from types import ModuleType
 
 from ._version import __version__
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "error_message", "main"]
 
 #: Command modules under :mod:`neuralop_fem.commands`; the command name is the module name
 #: with ``_`` replaced by ``-`` (``import_mat`` -> ``import-mat``).
@@ -77,10 +86,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Generate PDE datasets, train and compare neural-operator surrogates.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="log progress (-v: info, -vv: debug)")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the full traceback of an error")
+    _add_global_flags(parser, after=False)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMANDS:
         name = _command_name(module_name)
@@ -95,7 +101,27 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                 raise
             continue  # command not installed in this build
         module.register(subparsers)
+        _add_flags_to_subcommands(subparsers.choices[name])
     return parser
+
+
+def _add_global_flags(parser: argparse.ArgumentParser, *, after: bool) -> None:
+    """``-v`` and ``--debug``; ``after``: on a subcommand, counted with the ones before it."""
+    suffix, counts, flag = ("_after", argparse.SUPPRESS, argparse.SUPPRESS) if after else \
+        ("", 0, False)
+    parser.add_argument("-v", "--verbose", dest="verbose" + suffix, action="count",
+                        default=counts, help="log progress (-v: info, -vv: debug)")
+    parser.add_argument("--debug", dest="debug" + suffix, action="store_true", default=flag,
+                        help="show the full traceback of an error")
+
+
+def _add_flags_to_subcommands(parser: argparse.ArgumentParser) -> None:
+    """Accept ``-v``/``--debug`` after the command name too (and after a nested one)."""
+    _add_global_flags(parser, after=True)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _add_flags_to_subcommands(sub)
 
 
 def _configure_logging(verbosity: int) -> None:
@@ -115,32 +141,76 @@ def _requested_command(argv: Sequence[str]) -> str | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def error_message(exc: BaseException) -> tuple[str, int]:
+    """The one-line message and exit status of an exception that ends a command.
+
+    A :class:`~neuralop_fem.errors.NeuralopFemError` is reported as it is, an
+    :class:`OSError` as ``<what> (<path>)``, a :class:`MemoryError` as out of memory (all exit
+    status 2); anything else is an internal error (exit status 1).
+    """
+    from solvers.errors import NeuralopFemError
+
+    if isinstance(exc, NeuralopFemError):
+        return f"error: {_one_line(str(exc))}", 2
+    if isinstance(exc, OSError):
+        what = exc.strerror or str(exc) or type(exc).__name__
+        paths = [p for p in (exc.filename, exc.filename2) if p is not None]
+        where = f" ({' -> '.join(map(str, paths))})" if paths else ""
+        return f"error: {_one_line(what)}{where}", 2
+    text = _one_line(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, MemoryError):  # a resource limit, like a full disk: not a bug
+        return f"error: out of memory ({text})", 2
+    return (f"internal error: {text} (a bug in neuralop_fem: rerun with --debug for the "
+            "traceback and report it)"), 1
+
+
+def _run(argv: list[str], debug: bool) -> int:
     command = _requested_command(argv)
     parser = build_parser(only=command)
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a bad option (2)
         return int(exc.code or 0)
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    _configure_logging(args.verbose)
-    from .errors import NeuralopFemError
-
-    module = _load((command or args.command).replace("-", "_"))
-    try:
-        return int(module.run(args))
-    except NeuralopFemError as exc:
-        if args.debug:
-            raise
-        sys.stderr.write(f"neuralop-fem {args.command}: error: {exc}\n")
+    if extras:
+        sys.stderr.write(f"neuralop-fem {args.command}: error: unrecognized arguments: "
+                         f"{' '.join(extras)}\n")
         return 2
+    args.verbose += getattr(args, "verbose_after", 0)
+    args.debug = debug
+    _configure_logging(args.verbose)
+    module = _load((command or args.command).replace("-", "_"))
+    return int(module.run(args))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    With ``--debug`` an error propagates (its traceback is shown); without it, it becomes one
+    line on stderr and the exit status of :func:`error_message`.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv  # also before parsing succeeds (or when it fails)
+    command = _requested_command(argv) or "?"
+    try:
+        return _run(argv, debug)
     except KeyboardInterrupt:
-        sys.stderr.write(f"neuralop-fem {args.command}: interrupted\n")
+        if debug:
+            raise
+        sys.stderr.write(f"neuralop-fem {command}: interrupted\n")
         return 130
+    except Exception as exc:
+        if debug:
+            raise
+        message, status = error_message(exc)
+        sys.stderr.write(f"neuralop-fem {command}: {message}\n")
+        return status
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from typing import Any, Self
 from .errors import ConfigError
 
 __all__ = [
+    "INT64_MAX",
     "FrozenConfig",
     "choice",
     "finite_float",
@@ -68,20 +69,27 @@ def _as_float(value: Any) -> float:
     return float(value)
 
 
-def positive_int(value: Any, name: str) -> int:
-    """``value`` as an int >= 1."""
-    if not _is_int(value) or value < 1:
-        msg = f"`{name}` must be an integer >= 1; got {value!r}."
+#: Largest integer a config holds: configs are stored as netCDF attributes, JSON and torch
+#: seeds, all of which hold signed 64-bit integers.
+INT64_MAX = 2**63 - 1
+
+
+def _bounded_int(value: Any, name: str, minimum: int) -> int:
+    if not _is_int(value) or not minimum <= value <= INT64_MAX:
+        fits = " that fits in 64 bits" if _is_int(value) and value > INT64_MAX else ""
+        msg = f"`{name}` must be an integer >= {minimum}{fits}; got {value!r}."
         raise ConfigError(msg)
     return int(value)
+
+
+def positive_int(value: Any, name: str) -> int:
+    """``value`` as an int in ``[1, 2**63 - 1]``."""
+    return _bounded_int(value, name, 1)
 
 
 def nonnegative_int(value: Any, name: str) -> int:
-    """``value`` as an int >= 0."""
-    if not _is_int(value) or value < 0:
-        msg = f"`{name}` must be an integer >= 0; got {value!r}."
-        raise ConfigError(msg)
-    return int(value)
+    """``value`` as an int in ``[0, 2**63 - 1]``."""
+    return _bounded_int(value, name, 0)
 
 
 def finite_float(value: Any, name: str) -> float:

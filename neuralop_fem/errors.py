@@ -18,6 +18,7 @@ __all__ = [
     "NeuralopFemError",
     "RunDirectoryError",
     "ShapeError",
+    "UsageError",
 ]
 
 
@@ -39,4 +40,13 @@ class RunDirectoryError(InputError):
     ``best.pt`` or model file, a field of one with a wrong type or an out-of-range value, a
     model config beyond the size limits, or a run directory that is a symbolic link. The
     message names the file and the field, what was expected and what was found.
+    """
+
+
+class UsageError(InputError):
+    """A command-line option or argument has a value the command cannot use.
+
+    Raised by the ``neuralop-fem`` commands when they check their options, before any work;
+    the message names the option (``argument --out: ...``), what was expected and what was
+    received.
     """

@@ -23,6 +23,7 @@ above a size limit is refused with a message that names it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -63,6 +64,35 @@ def _fsync_directory(directory: Path) -> None:
         _fsync_path(directory)
 
 
+#: Free bytes below which a failed write is taken for a full disk (a write that fails with
+#: ENOSPC leaves less than one block free).
+_FULL_BYTES = 1 << 20
+
+
+def _disk_full(directory: Path) -> bool:
+    try:
+        st = os.statvfs(directory)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        return False
+    blocks = st.f_bfree if hasattr(os, "geteuid") and os.geteuid() == 0 else st.f_bavail
+    return blocks * st.f_frsize < _FULL_BYTES
+
+
+def _translate(exc: BaseException, target: Path, tmp: Path) -> OSError | None:
+    """An OSError naming ``target`` for a failed write, or None to re-raise ``exc`` as is.
+
+    An OSError without a file name (zipfile, netCDF) or naming the temporary file gets
+    ``target``; another exception on a full disk becomes ``OSError(ENOSPC)``.
+    """
+    if isinstance(exc, OSError):
+        if exc.errno is not None and exc.filename in (None, os.fspath(tmp)):
+            return OSError(exc.errno, exc.strerror or str(exc), os.fspath(target))
+        return None
+    if isinstance(exc, Exception) and _disk_full(target.parent):
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.fspath(target))
+    return None
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``path`` atomically.
@@ -75,6 +105,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     ------
     OSError
         When the directory of ``path`` does not exist or is not writable, or the disk is full.
+        Writers that report a full disk otherwise (``torch.save`` raises ``RuntimeError``)
+        are translated to ``OSError(ENOSPC)`` naming ``path``.
     """
     target = Path(path)
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=_SUFFIX)
@@ -85,9 +117,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         yield tmp
         _fsync_path(tmp)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
+        translated = _translate(exc, target, tmp)
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if translated is not None:
+            raise translated from exc
         raise
     _fsync_directory(target.parent)
 

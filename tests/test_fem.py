@@ -69,20 +69,51 @@ def test_compare_on_mesh_of_fd_grid_solution_is_close(rng):
     assert res.report.iterations[0] >= 1 and res.solution.shape == (mesh.nvertices,)
 
 
+def _quad_mesh(rng):
+    x = np.linspace(0, 1, 6)
+    mesh = skfem.MeshQuad.init_tensor(x, x[:4])
+    p = mesh.p.copy()
+    interior = (p > 1e-12).all(axis=0) & (p < 1 - 1e-12).all(axis=0)
+    p[:, interior] += 0.02 * rng.uniform(-1, 1, size=(2, int(interior.sum())))
+    return skfem.MeshQuad(p, mesh.t)
+
+
+@pytest.mark.parametrize("kind", ["tri", "quad"])
 @pytest.mark.parametrize("suffix", ["vtu", "xdmf"])
-def test_export_round_trip(tmp_path, rng, suffix):
-    mesh = _mesh(rng, refine=2)
+def test_export_round_trip(tmp_path, rng, suffix, kind):
+    mesh = _mesh(rng, refine=2) if kind == "tri" else _quad_mesh(rng)
     pdata = {"solution": rng.standard_normal(mesh.nvertices), "error": rng.standard_normal(mesh.nvertices)}
-    cdata = {"coefficient": _two_phase(mesh)}
+    cdata = {"coefficient": rng.uniform(3, 12, mesh.nelements)}
     path = tmp_path / f"fields.{suffix}"
     export_fields(path, mesh, point_data=pdata, cell_data=cdata)
-    m, points, cells = read_fields(path)
-    np.testing.assert_array_equal(m.points[:, :2], mesh.p.T)
+    back, points, cells = read_fields(path)
+    # Exact: float64 values are written and read back as they are (no arithmetic).
+    assert type(back) is type(mesh)
+    np.testing.assert_array_equal(back.p, mesh.p)
+    np.testing.assert_array_equal(back.t, mesh.t)
+    assert points.keys() == pdata.keys() and cells.keys() == cdata.keys()
     for k, v in pdata.items():
         np.testing.assert_array_equal(points[k], v)
     np.testing.assert_array_equal(cells["coefficient"], cdata["coefficient"])
-    back = mesh_from_meshio(m)
+
+
+@pytest.mark.parametrize("kind", ["tri", "quad"])
+def test_mesh_from_meshio_keeps_the_cell_type(tmp_path, rng, kind):
+    import meshio
+
+    mesh = _mesh(rng, refine=1) if kind == "tri" else _quad_mesh(rng)
+    export_fields(tmp_path / "m.vtu", mesh)
+    back = mesh_from_meshio(meshio.read(tmp_path / "m.vtu"))
+    assert type(back) is type(mesh)
     np.testing.assert_array_equal(back.t, mesh.t)
+
+
+def test_mesh_from_meshio_without_supported_cells():
+    import meshio
+
+    m = meshio.Mesh(np.zeros((3, 3)), [("vertex", np.array([[0], [1], [2]]))])
+    with pytest.raises(InputError, match="must contain cells scikit-fem supports"):
+        mesh_from_meshio(m)
 
 
 def test_export_rejects_wrong_length(tmp_path, rng):

@@ -11,10 +11,23 @@ from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
+
+from ._options import (
+    check_indices,
+    check_input_dir,
+    check_input_file,
+    check_output_dir,
+    device,
+    indices,
+    input_dir,
+    input_file,
+    int_range,
+    naming,
+    output_dir,
+    plain_text,
+)
 
 __all__ = ["register", "run"]
-
 
 
 def _solver_choices() -> list[str]:
@@ -26,32 +39,54 @@ def _solver_choices() -> list[str]:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "compare", help="compare a surrogate against the classical solver and write a report",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        description=plain_text(__doc__.split("\n\n")[1]) if __doc__ else None,
     )
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="training run directory")
-    p.add_argument("--data", type=Path, required=True, metavar="FILE.nc", help="dataset file")
-    p.add_argument("--out", type=Path, required=True, metavar="REPORT_DIR", help="report directory")
-    p.add_argument("--indices", default="test", metavar="test|all|A:B",
-                   help="samples to compare: the run's test split (default), all, or positions A:B")
+    p.add_argument("run_dir", type=input_dir, metavar="RUN_DIR", help="training run directory")
+    p.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
+                   help="dataset file")
+    p.add_argument("--out", type=output_dir, required=True, metavar="REPORT_DIR",
+                   help="report directory")
+    p.add_argument("--indices", type=indices, default="test", metavar="test|all|A:B",
+                   help="samples to compare: the run's test split (default), all, or positions "
+                        "A..B-1 (must exist in --data)")
     p.add_argument("--solver", default="auto", choices=_solver_choices(),
                    help="reference solver (default: the one that generated the training data)")
     p.add_argument("--linear-solver", dest="linear_solver", default=None,
+                   choices=("gmg", "amg", "cg", "direct"),
                    help="Darcy linear solver of the reference (gmg, amg, cg, direct)")
-    p.add_argument("--max-samples", dest="max_samples", type=int, default=64, metavar="N",
-                   help="compare at most N samples (default 64)")
+    p.add_argument("--max-samples", dest="max_samples", type=int_range(1), default=64,
+                   metavar="N", help="compare at most N >= 1 samples (default 64)")
     p.add_argument("--no-warm-start", dest="warm_start", action="store_false",
                    help="Darcy: skip the warm-start measurement")
-    p.add_argument("--device", default=None, help="surrogate device (default: cuda if present)")
+    p.add_argument("--device", type=device, default=None,
+                   help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")
+
+
+def _check(args: argparse.Namespace) -> None:
+    """The paths and device, before anything is loaded or solved."""
+    check_input_dir(args.run_dir, "RUN_DIR")
+    check_input_file(args.data, "--data")
+    check_indices(args.indices, args.data)
+    check_output_dir(args.out, "--out")
+    if args.device not in (None, "auto"):
+        from ..training.distributed import resolve_device
+
+        resolve_device(args.device)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Execute ``neuralop-fem compare``; return the exit status."""
+    _check(args)
     from ..evaluation import compare_run
 
-    result = compare_run(
-        args.run_dir, data=args.data, out=args.out, indices=args.indices, solver=args.solver,
-        linear_solver=args.linear_solver, max_samples=args.max_samples,
-        warm_start=args.warm_start, device=args.device,
-    )
+    if args.device == "auto":
+        args.device = None
+    with naming(args.out):
+        result = compare_run(
+            args.run_dir, data=args.data, out=args.out, indices=args.indices, solver=args.solver,
+            linear_solver=args.linear_solver, max_samples=args.max_samples,
+            warm_start=args.warm_start, device=args.device,
+        )
     logging.getLogger("neuralop_fem").info("report written to %s", args.out)
     print(result["text"], end="")
     print(f"Report: {args.out}/summary.md, plots {', '.join(p.name for p in result['plots'])}")

@@ -23,6 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_json_atomic
+from ._options import (
+    check_output_dir,
+    device,
+    int_range,
+    naming,
+    output_dir,
+    plain_text,
+)
 
 __all__ = ["DemoSettings", "register", "run", "run_demo"]
 
@@ -54,12 +62,15 @@ QUICK = DemoSettings(verify_burgers_n=256, verify_darcy_n=29, n=256, n_train=24,
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("demo", help="the main job: a small end-to-end run on this machine",
-                              description=__doc__.split("\n\n")[1] if __doc__ else None)
-    p.add_argument("--out", type=Path, default=Path("neuralop_fem_demo"), metavar="DIR",
+                              formatter_class=argparse.RawDescriptionHelpFormatter,
+                              description="The whole pipeline on this machine:\n\n"
+                              + plain_text(__doc__.split("\n\n")[1]) if __doc__ else None)
+    p.add_argument("--out", type=output_dir, default=Path("neuralop_fem_demo"), metavar="DIR",
                    help="output directory (default ./neuralop_fem_demo)")
     p.add_argument("--quick", action="store_true", help="smoke run, under a minute")
-    p.add_argument("--device", default="auto", help="training device: auto (default), cpu, cuda")
-    p.add_argument("--seed", type=int, default=0, help="dataset seed (default 0)")
+    p.add_argument("--device", type=device, default="auto",
+                   help="training device: auto (default), cpu, cuda, cuda:K")
+    p.add_argument("--seed", type=int_range(0), default=0, help="dataset seed (default 0)")
 
 
 def _say(text: str) -> None:
@@ -173,5 +184,12 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
 
 
 def run(args: argparse.Namespace) -> int:
-    run_demo(args.out, quick=args.quick, device=args.device, seed=args.seed)
+    """Execute ``neuralop-fem demo``; return the exit status."""
+    check_output_dir(args.out, "--out")
+    if args.device != "auto":
+        from ..training.distributed import resolve_device
+
+        resolve_device(args.device)
+    with naming(args.out):
+        run_demo(args.out, quick=args.quick, device=args.device, seed=args.seed)
     return 0

@@ -14,6 +14,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._options import (
+    check_indices,
+    check_input_dir,
+    check_input_file,
+    check_output_dir,
+    check_output_file,
+    device,
+    indices,
+    input_dir,
+    input_file,
+    int_range,
+    output_file,
+)
+
 __all__ = ["register", "run", "write_results"]
 
 
@@ -24,18 +38,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Per-sample relative L2 and H1-seminorm errors of the selected model of "
         "RUN_DIR, summarised (mean, median, p95, max).",
     )
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a training run directory")
-    p.add_argument("--data", type=Path, required=True, metavar="FILE.nc", help="dataset file")
-    p.add_argument("--resolution", type=int, metavar="n",
+    p.add_argument("run_dir", type=input_dir, metavar="RUN_DIR", help="a training run directory")
+    p.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
+                   help="dataset file")
+    p.add_argument("--resolution", type=int_range(2), metavar="n",
                    help="evaluation grid (default: the training resolution)")
-    p.add_argument("--indices", default="test", metavar="test|all|A:B",
-                   help="samples: the run's test split (default), all, or positions A:B")
-    p.add_argument("--out", type=Path, metavar="FILE.csv",
-                   help="per-sample CSV (default RUN_DIR/eval_<data>_n<res>.csv); the summary "
-                        "goes to the same name with .json")
-    p.add_argument("--batch-size", dest="batch_size", type=int, metavar="B",
-                   help="evaluation batch size (default: the run's)")
-    p.add_argument("--device", metavar="D", help="cpu or cuda (default: cuda if available)")
+    p.add_argument("--indices", type=indices, default="test", metavar="test|all|A:B",
+                   help="samples: the run's test split (default), all, or positions A..B-1 "
+                        "(must exist in --data)")
+    p.add_argument("--out", type=output_file, metavar="FILE.csv",
+                   help="per-sample CSV (default RUN_DIR/eval_<data>_n<res>_<indices>.csv, e.g. "
+                        "eval_burgers_n512_test.csv for --indices test, eval_burgers_n512_0-8.csv "
+                        "for 0:8); the summary goes to the same name with .json")
+    p.add_argument("--batch-size", dest="batch_size", type=int_range(1), metavar="B",
+                   help="evaluation batch size >= 1 (default: the run's)")
+    p.add_argument("--device", type=device, metavar="D",
+                   help="auto, cpu, cuda or cuda:K (default auto: cuda if available)")
     return p
 
 
@@ -72,12 +90,36 @@ def _table(result: dict[str, Any]) -> str:
     return "\n".join([head, *rows])
 
 
+def _check(args: argparse.Namespace) -> None:
+    """The paths and device, before anything is loaded or evaluated."""
+    check_input_dir(args.run_dir, "RUN_DIR")
+    check_input_file(args.data, "--data")
+    check_indices(args.indices, args.data)
+    if args.out is None:
+        check_output_dir(args.run_dir, "RUN_DIR")  # the default --out goes there
+    else:
+        if args.out.suffix == ".json":
+            msg = (f"argument --out: must not end in .json (the summary goes to "
+                   f"{args.out.stem}.json beside the CSV); got {str(args.out)!r}.")
+            from ..errors import UsageError
+
+            raise UsageError(msg)
+        check_output_file(args.out, "--out")
+        check_output_file(args.out.with_suffix(".json"), "--out")
+    if args.device not in (None, "auto"):
+        from ..training.distributed import resolve_device
+
+        resolve_device(args.device)
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem evaluate``; return the exit status."""
+    _check(args)
     from ..evaluation import evaluate_run
 
+    dev = None if args.device == "auto" else args.device
     result = evaluate_run(args.run_dir, args.data, resolution=args.resolution,
-                          indices=args.indices, batch_size=args.batch_size, device=args.device)
+                          indices=args.indices, batch_size=args.batch_size, device=dev)
     out = args.out
     if out is None:
         tag = args.indices.replace(":", "-") if isinstance(args.indices, str) else "custom"

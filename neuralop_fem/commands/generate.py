@@ -12,8 +12,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
-from pathlib import Path
 from typing import Any
+
+from ._options import (
+    check_output_file,
+    int_range,
+    output_file,
+)
 
 __all__ = ["register", "run"]
 
@@ -30,7 +35,7 @@ _BURGERS = (
     ("dt", float, "spectral: largest time step (default: the solver's rule, ~450 steps)"),
     ("first_dt", float, "spectral: first graded step (default 1e-4 dt)"),
     ("growth", float, "spectral: growth ratio of graded steps (default 1.2)"),
-    ("n_contour", int, "spectral: contour points of the ETDRK4 coefficients (default 32)"),
+    ("n_contour", int_range(1), "spectral: contour points of the ETDRK4 coefficients (default 32)"),
     ("mode_tol", float, "spectral: relative mode truncation of the product (default 1e-16)"),
     ("cfl", float, "fd: fraction of the RK4 stability limit (default 0.8)"),
 )
@@ -45,46 +50,24 @@ _DARCY = (
     ("element", str, "FEM element: 'P1' (default) or 'Q1'"),
     ("linear_solver", str, "'gmg' (CG + geometric multigrid, default), 'amg', 'cg' or 'direct'"),
     ("tol", float, "relative residual tolerance of iterative solves (default 1e-10)"),
-    ("maxiter", int, "iteration limit of iterative solves (default: the solver's)"),
+    ("maxiter", int_range(1), "iteration limit of iterative solves (default: the solver's)"),
 )
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        msg = f"must be an integer >= 1; got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        msg = f"must be an integer >= 0; got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
 
 
 def _add_common(parser: argparse.ArgumentParser, problem: str, resolution: int) -> None:
     size = parser.add_mutually_exclusive_group(required=True)
-    size.add_argument("--samples", type=_positive_int, metavar="N",
+    size.add_argument("--samples", type=int_range(1), metavar="N",
                       help="number of samples of a new dataset")
-    size.add_argument("--append", type=_positive_int, metavar="M",
+    size.add_argument("--append", type=int_range(1), metavar="M",
                       help="add M samples (next indices and seeds) to the finished file --out; "
                            "options left out are taken from the file")
-    parser.add_argument("--out", type=Path, required=True, metavar="FILE.nc",
+    parser.add_argument("--out", type=output_file, required=True, metavar="FILE.nc",
                         help="output file; unfinished work is kept in FILE.nc.partial/")
-    parser.add_argument("--resolution", type=int, metavar="n",
+    parser.add_argument("--resolution", type=int_range(1), metavar="n",
                         help=f"solver grid points per side (default {resolution}, the benchmark)")
-    parser.add_argument("--seed", type=_nonnegative_int, metavar="S",
+    parser.add_argument("--seed", type=int_range(0), metavar="S",
                         help="dataset seed; sample k uses SeedSequence([S, k]) (default 0)")
-    parser.add_argument("--workers", type=_nonnegative_int, metavar="W",
+    parser.add_argument("--workers", type=int_range(0), metavar="W",
                         help="local worker processes (default: all cores; 0: in this process)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="dask.distributed scheduler address, e.g. tcp://host:8786 "
@@ -93,7 +76,7 @@ def _add_common(parser: argparse.ArgumentParser, problem: str, resolution: int) 
                         help="replace a finished FILE.nc / discard an unfinished run")
     parser.add_argument("--dtype", metavar="float64|float32",
                         help="storage type of the fields (default float64)")
-    parser.add_argument("--chunk-size", dest="chunk_size", type=_positive_int, metavar="C",
+    parser.add_argument("--chunk-size", dest="chunk_size", type=int_range(1), metavar="C",
                         help="samples per chunk: one solver call, one unit of resumption "
                              f"(default {16 if problem == 'burgers' else 4})")
     parser.add_argument("--no-progress", dest="progress", action="store_false", default=None,
@@ -144,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     from ..data.generation import config_class, generate, read_generation_settings
     from ..errors import DatasetError
 
+    check_output_file(args.out, "--out")
     problem = args.problem
     base = config_class(problem)()
     if args.append is not None and args.out.is_file():

@@ -14,6 +14,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._options import (
+    check_input_file,
+    check_output_dir,
+    device,
+    float_range,
+    input_file,
+    int_range,
+    output_dir,
+)
+
 __all__ = ["apply_overrides", "register", "run"]
 
 # option dest -> TrainConfig field
@@ -33,32 +43,37 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "metrics.csv and loss_curve.png; rerunning an unfinished run resumes it. Launch with "
         "`torchrun --nproc-per-node K -m neuralop_fem.cli train ...` for several processes.",
     )
-    p.add_argument("--data", type=Path, required=True, metavar="FILE.nc", help="dataset file")
+    p.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
+                   help="dataset file")
     p.add_argument("--preset", required=True, metavar="NAME",
                    help="training preset, e.g. burgers-galerkin, darcy-fourier, "
                         "darcy-inverse-galerkin")
-    p.add_argument("--out", type=Path, required=True, metavar="RUN_DIR", help="run directory")
-    p.add_argument("--resolution", type=int, metavar="n",
+    p.add_argument("--out", type=output_dir, required=True, metavar="RUN_DIR",
+                   help="run directory")
+    p.add_argument("--resolution", type=int_range(2), metavar="n",
                    help="training grid (default: the preset's, 512 Burgers / 141 Darcy)")
-    p.add_argument("--epochs", type=int, metavar="E", help="epochs (default 100)")
-    p.add_argument("--batch-size", dest="batch_size", type=int, metavar="B",
+    p.add_argument("--epochs", type=int_range(1), metavar="E", help="epochs (default 100)")
+    p.add_argument("--batch-size", dest="batch_size", type=int_range(1), metavar="B",
                    help="global batch size (default 8 Burgers / 4 Darcy)")
-    p.add_argument("--lr", type=float, metavar="LR", help="peak learning rate lr_max")
-    p.add_argument("--device", metavar="D", help="auto (default), cpu, cuda, cuda:K")
-    p.add_argument("--seed", type=int, metavar="S", help="seed (default 1127802)")
-    p.add_argument("--n-train", dest="n_train", type=int, metavar="N",
+    p.add_argument("--lr", type=float_range(0), metavar="LR",
+                   help="peak learning rate lr_max > 0")
+    p.add_argument("--device", type=device, metavar="D",
+                   help="auto (default), cpu, cuda, cuda:K")
+    p.add_argument("--seed", type=int_range(0), metavar="S",
+                   help="seed in [0, 2**63 - 1] (default 1127802)")
+    p.add_argument("--n-train", dest="n_train", type=int_range(1), metavar="N",
                    help="training samples: the first N (default 1024)")
-    p.add_argument("--n-val", dest="n_val", type=int, metavar="N",
+    p.add_argument("--n-val", dest="n_val", type=int_range(1), metavar="N",
                    help="validation samples: the N before the test set (default 100)")
-    p.add_argument("--n-test", dest="n_test", type=int, metavar="N",
+    p.add_argument("--n-test", dest="n_test", type=int_range(1), metavar="N",
                    help="test samples: the last N (default 100)")
-    p.add_argument("--noise", type=float, metavar="EPS",
+    p.add_argument("--noise", type=float_range(0, inclusive=True), metavar="EPS",
                    help="inverse problem: relative input noise level (default 0.01)")
     p.add_argument("--amp", choices=("none", "bf16"), help="mixed precision (default none)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any model or training hyper-parameter by name (value parsed "
                         "as JSON, else a string); repeatable")
-    p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int,
+    p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int_range(1),
                    metavar="K", help="stop after K epochs (resume later with the same command)")
     p.add_argument("--overwrite", action="store_true", help="discard what RUN_DIR holds")
     return p
@@ -116,6 +131,8 @@ def apply_overrides(model_config: Any, train_config: Any, items: list[str]) -> t
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem train``; return the exit status."""
+    check_input_file(args.data, "--data")
+    check_output_dir(args.out, "--out")
     from ..models import PRESETS
     from ..training import Trainer, training_preset
 

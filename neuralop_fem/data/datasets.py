@@ -35,6 +35,7 @@ from torch.utils.data import Dataset
 
 from ..errors import DatasetError, InputError
 from . import schema as S
+from .io import load_dataset, read_values
 from .subsample import average_pool_nodes, node_gradient, periodic_derivative, subsample_stride
 from .validation import validate
 
@@ -43,8 +44,6 @@ __all__ = ["DATASETS", "BurgersDataset", "DarcyDataset", "DarcyInverseDataset"]
 
 def _open(data: xr.Dataset | str | os.PathLike[str], problem: str) -> xr.Dataset:
     if isinstance(data, str | os.PathLike):
-        from .io import load_dataset
-
         data = load_dataset(data)
     if not isinstance(data, xr.Dataset):
         msg = f"`data` must be an xarray.Dataset or a path; got {type(data).__name__}."
@@ -88,8 +87,8 @@ class _FieldDataset(Dataset):
         self.in_memory = bool(in_memory)
         self._cache: dict[str, np.ndarray] | None = None
         if self.in_memory:
-            sel = self.data[list(self._names)].isel(sample=self.indices).load()
-            self._cache = {k: np.asarray(sel[k].values) for k in self._names}
+            self._cache = {k: read_values(self.data, k, sample=self.indices)
+                           for k in self._names}
 
     def __len__(self) -> int:
         return int(self.indices.size)
@@ -101,11 +100,7 @@ class _FieldDataset(Dataset):
         if self._cache is not None:
             return {k: v[i] for k, v in self._cache.items()}
         k = int(self.indices[i])
-        try:
-            return {name: np.asarray(self.data[name][k].values) for name in self._names}
-        except (OSError, RuntimeError) as exc:
-            msg = f"sample at position {k} could not be read (corrupt or truncated file?): {exc}"
-            raise DatasetError(msg) from exc
+        return {name: read_values(self.data, name, sample=k) for name in self._names}
 
     def stacked(self, key: str) -> torch.Tensor:
         """All selected items' ``key`` stacked: ``(len(self), *item_shape)`` (e.g. to fit a
@@ -219,7 +214,7 @@ def _node_grid(n: int) -> torch.Tensor:
 
 
 class DarcyInverseDataset(_FieldDataset):
-    """Darcy inverse items (PAPER_SPEC §7 ex3): recover the coefficient from the solution.
+    """Darcy inverse items (Cao 2021; docs/data_format.md): recover the coefficient from the solution.
 
     ``input``: u subsampled to ``n_fine`` (stride ``s_f = (n_full-1)/(n_fine-1)``), plus fixed
     noise; ``target``: the coefficient average-pooled by ``s_f`` to ``n_fine`` and again by

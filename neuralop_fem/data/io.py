@@ -4,13 +4,17 @@ Files are written with the netCDF4 engine (HDF5 storage), field variables chunke
 zlib-compressed with the shuffle filter and Fletcher-32 checksums (a corrupted chunk raises on
 read instead of returning wrong numbers). A save goes to a temporary file in the target
 directory and is renamed into place with :func:`os.replace`, so a killed run never leaves a
-file that looks complete. Loading is lazy (dask-backed) and validates the schema first.
+file that looks complete. Loading is lazy (dask-backed) and validates the schema first;
+:func:`read_values` reads a lazy variable and turns a damaged chunk (netCDF/HDF5 raise
+``RuntimeError`` or ``OSError`` when its checksum fails) into a
+:class:`~neuralop_fem.errors.DatasetError` naming the file and the variable.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +26,17 @@ from ..files import atomic_path
 from . import schema as S
 from .validation import validate
 
-__all__ = ["CHUNK_BYTES", "as_storage_dtype", "load_dataset", "save_dataset"]
+__all__ = [
+    "CHUNK_BYTES",
+    "as_storage_dtype",
+    "check_target",
+    "load_dataset",
+    "read_values",
+    "reading",
+    "save_dataset",
+    "source_of",
+    "verify_dataset",
+]
 
 #: Target size in bytes of one on-disk chunk of a field variable (whole samples per chunk).
 CHUNK_BYTES = 1 << 20
@@ -102,15 +116,9 @@ def save_dataset(
     DatasetError
         ``ds`` does not follow the schema.
     """
-    path = Path(path)
+    path = check_target(path, overwrite=overwrite)
     if dtype not in _DTYPES:
         msg = f"`dtype` must be one of {_DTYPES}; got {dtype!r}."
-        raise InputError(msg)
-    if path.exists() and not overwrite:
-        msg = f"`path` must not exist (pass overwrite=True to replace it); got existing file {path}."
-        raise InputError(msg)
-    if not path.parent.is_dir():
-        msg = f"`path` must be in an existing directory; got {path} ({path.parent} does not exist)."
         raise InputError(msg)
     validate(ds, source="dataset to save")
     out = as_storage_dtype(ds, dtype)
@@ -119,6 +127,105 @@ def save_dataset(
     with atomic_path(path) as tmp:
         out.to_netcdf(tmp, mode="w", format="NETCDF4", engine="netcdf4", encoding=_encoding(out))
     return path
+
+
+def check_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Check that a dataset can be written at ``path``; return it as a :class:`~pathlib.Path`.
+
+    Raises
+    ------
+    InputError
+        ``path`` is a directory, exists and ``overwrite`` is False, or its directory does
+        not exist.
+    """
+    path = Path(path)
+    if path.is_dir():
+        msg = f"`path` must be a file name; got {path}, which is a directory."
+        raise InputError(msg)
+    if path.exists() and not overwrite:
+        msg = (f"`path` must not exist (pass overwrite=True to replace it); got existing file "
+               f"{path}.")
+        raise InputError(msg)
+    if not path.parent.is_dir():
+        msg = f"`path` must be in an existing directory; got {path} ({path.parent} does not exist)."
+        raise InputError(msg)
+    return path
+
+
+def source_of(ds: xr.Dataset) -> str:
+    """The file a dataset was opened from (``"<in-memory dataset>"`` if none)."""
+    return str(ds.encoding.get("source", "<in-memory dataset>"))
+
+
+@contextmanager
+def reading(ds: xr.Dataset, name: str, where: str = "") -> Iterator[None]:
+    """Turn a read error of variable ``name`` of ``ds`` into a :class:`DatasetError`.
+
+    netCDF4/HDF5 raise ``RuntimeError`` ("NetCDF: HDF error") or ``OSError`` when a chunk
+    fails its Fletcher-32 checksum or cannot be decompressed; the message names the file, the
+    variable and ``where`` (e.g. ``"samples 4..7"``).
+    """
+    try:
+        yield
+    except (OSError, RuntimeError) as exc:
+        place = f" ({where})" if where else ""
+        msg = (f"{source_of(ds)}: variable `{name}`{place} cannot be read: the file is corrupt or "
+               f"truncated (a damaged chunk fails its checksum): {exc}")
+        raise DatasetError(msg) from exc
+
+
+def _describe(dim: str, sel: Any) -> str:
+    if isinstance(sel, slice):
+        start = 0 if sel.start is None else sel.start
+        stop = "end" if sel.stop is None else sel.stop - 1
+        return f"{dim} {start}..{stop}"
+    values = np.atleast_1d(np.asarray(sel))
+    if values.size == 1:
+        return f"{dim} {values[0]}"
+    return f"{dim} {values.min()}..{values.max()} ({values.size} positions)"
+
+
+def read_values(ds: xr.Dataset, name: str, **isel: Any) -> np.ndarray:
+    """The values of ``ds[name].isel(**isel)`` as a numpy array (reads lazy data).
+
+    Raises
+    ------
+    DatasetError
+        When the file is damaged where the values are stored (see :func:`reading`).
+    """
+    where = ", ".join(_describe(k, v) for k, v in isel.items())
+    with reading(ds, name, where):
+        return np.asarray(ds[name].isel(isel).values)
+
+
+def verify_dataset(ds: xr.Dataset) -> int:
+    """Read every value of a (lazily opened) dataset, one on-disk chunk at a time.
+
+    Each chunk's Fletcher-32 checksum is verified by the read, so this finds a damaged file
+    that opens fine because only data (not metadata) is corrupt. Memory stays at one chunk.
+
+    Returns
+    -------
+    int
+        The number of blocks read.
+
+    Raises
+    ------
+    DatasetError
+        Naming the file, the variable and the samples of the first damaged chunk.
+    """
+    blocks = 0
+    for name, var in ds.data_vars.items():
+        if var.dims[:1] != (S.SAMPLE,):
+            read_values(ds, str(name))
+            blocks += 1
+            continue
+        chunks = var.encoding.get("chunksizes") or (var.shape[0],)
+        step = max(int(chunks[0]), 1)
+        for start in range(0, var.shape[0], step):
+            read_values(ds, str(name), sample=slice(start, min(start + step, var.shape[0])))
+            blocks += 1
+    return blocks
 
 
 def load_dataset(
@@ -168,7 +275,7 @@ def load_dataset(
         raise InputError(msg)
     try:
         ds = xr.open_dataset(path, engine="netcdf4", chunks=xr_chunks, decode_timedelta=False)
-    except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:
+    except Exception as exc:  # netCDF4/HDF5 raise OSError, RuntimeError, AttributeError ...
         msg = f"{path}: cannot be read as a netCDF4 file (not netCDF, truncated or corrupt): {exc}"
         raise DatasetError(msg) from exc
     try:

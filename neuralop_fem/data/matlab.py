@@ -18,11 +18,24 @@ Seeds and solver diagnostics are unknown for these files: ``seed`` holds
 :data:`~neuralop_fem.data.schema.SEED_UNKNOWN`, ``iterations`` holds -1, ``residual`` and
 ``solve_time`` hold NaN; each of these variables carries a ``comment`` saying so, and the
 global attributes ``dataset_seed = -1`` and ``diagnostics_known = 0``.
+
+The physical parameters (Burgers ``viscosity`` and ``final_time``, Darcy ``forcing``) are not
+in these files either. Given to :func:`import_mat` (``--viscosity``, ``--final-time``,
+``--forcing``), they are recorded as plain attributes, as ``generate`` records them, and
+``physics_known = 1``; left out, the attribute holds ``"unknown"``, ``physics_known = 0``, and
+rebuilding the reference solver from the provenance refuses
+(:func:`~neuralop_fem.data.provenance.solver_from_record`) instead of using defaults.
+
+Every value must be finite (and the Darcy coefficient > 0); a file that cannot be parsed,
+misses a key, has the wrong shapes or bad values raises a
+:class:`~neuralop_fem.errors.DatasetError` naming the file and the key.
 """
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +46,7 @@ from solvers.problems import get_problem
 
 from ..errors import DatasetError, InputError
 from . import schema as S
-from .provenance import ATTR, import_record
+from .provenance import ATTR, PHYSICS, import_record
 
 __all__ = ["LEGACY_KEYS", "import_mat", "read_mat"]
 
@@ -60,8 +73,8 @@ def _read_v73(path: Path, keys: tuple[str, ...]) -> tuple[dict[str, np.ndarray],
                 return {}, found
             # Column-major MATLAB storage: reverse every axis to get MATLAB's shape.
             return {k: np.transpose(f[k][()]) for k in keys}, found
-    except OSError as exc:
-        msg = f"{path}: cannot be read as a MATLAB v7.3 (HDF5) file: {exc}"
+    except Exception as exc:  # h5py raises OSError, KeyError, RuntimeError ... on damage
+        msg = f"{path}: cannot be read as a MATLAB v7.3 (HDF5) file (truncated or corrupt?): {exc}"
         raise DatasetError(msg) from exc
 
 
@@ -74,7 +87,7 @@ def _read_v5(path: Path, keys: tuple[str, ...]) -> tuple[dict[str, np.ndarray], 
         if missing:
             return {}, found
         data = scipy.io.loadmat(path, variable_names=list(keys))
-    except (ValueError, TypeError, OSError, NotImplementedError) as exc:
+    except Exception as exc:  # scipy raises MatReadError, ValueError, zlib.error ... on junk
         msg = f"{path}: cannot be read as a MATLAB .mat file (v5 or v7.3): {exc}"
         raise DatasetError(msg) from exc
     return {k: np.asarray(data[k]) for k in keys}, found
@@ -104,9 +117,44 @@ def _check(path: Path, problem: str, arrays: dict[str, np.ndarray], found: list[
         if arrays[k].dtype not in (np.float32, np.float64):
             msg = f"{path}: key `{k}` must hold float32 or float64 values; got {arrays[k].dtype}."
             raise DatasetError(msg)
+        _check_values(path, k, arrays[k], positive=problem == "darcy" and k == keys[0])
 
 
-def read_mat(path: str | os.PathLike[str], *, problem: str) -> xr.Dataset:
+def _check_values(path: Path, key: str, values: np.ndarray, *, positive: bool) -> None:
+    bad = ~np.isfinite(values)
+    what = "finite (no NaN or infinity)"
+    if not bad.any() and positive:
+        bad = values <= 0
+        what = "> 0 everywhere (a permeability)"
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        msg = (f"{path}: key `{key}` must be {what}; got {int(bad.sum())} of {values.size} "
+               f"values that are not, the first {float(values[first])!r} at index {first} "
+               f"(0-based, sample first).")
+        raise DatasetError(msg)
+
+
+def _physics(problem: str, given: Mapping[str, float | None]) -> dict[str, float | None]:
+    """The physical parameters of ``problem`` from ``given``; a parameter of another problem
+    or a bad value is an :class:`InputError`."""
+    allowed = PHYSICS[problem]
+    for name, value in given.items():
+        if value is None:
+            continue
+        if name not in allowed:
+            owner = next(k for k, v in PHYSICS.items() if name in v)
+            msg = f"`{name}` applies to {owner} files only; got {name}={value!r} for {problem}."
+            raise InputError(msg)
+        ok = isinstance(value, int | float) and math.isfinite(value)
+        if not ok or (name != "forcing" and value <= 0):
+            bound = "a finite number" + ("" if name == "forcing" else " > 0")
+            msg = f"`{name}` must be {bound}; got {value!r}."
+            raise InputError(msg)
+    return {name: None if given.get(name) is None else float(given[name]) for name in allowed}
+
+
+def read_mat(path: str | os.PathLike[str], *, problem: str, viscosity: float | None = None,
+             final_time: float | None = None, forcing: float | None = None) -> xr.Dataset:
     """Read a legacy benchmark ``.mat`` file into an in-memory schema dataset.
 
     Parameters
@@ -114,6 +162,10 @@ def read_mat(path: str | os.PathLike[str], *, problem: str) -> xr.Dataset:
     path : path-like
         MATLAB v5 or v7.3 file.
     problem : {"burgers", "darcy"}
+    viscosity, final_time : float, optional
+        Burgers: the viscosity nu > 0 and final time T > 0 the labels were computed with.
+    forcing : float, optional
+        Darcy: the constant right-hand side f.
 
     Returns
     -------
@@ -124,14 +176,16 @@ def read_mat(path: str | os.PathLike[str], *, problem: str) -> xr.Dataset:
     Raises
     ------
     InputError
-        Unknown ``problem``.
+        Unknown ``problem``; a physical parameter of the other problem or a bad value.
     DatasetError
-        Missing file, not a MATLAB file, missing keys or wrong shapes; names the file and the
-        keys found.
+        Missing, empty, truncated or corrupt file, not a MATLAB file, missing keys, wrong
+        shapes, non-finite values (or a coefficient <= 0); names the file and the key.
     """
     if problem not in LEGACY_KEYS:
         msg = f"`problem` must be one of {tuple(LEGACY_KEYS)}; got {problem!r}."
         raise InputError(msg)
+    physics = _physics(problem, {"viscosity": viscosity, "final_time": final_time,
+                                 "forcing": forcing})
     path = Path(path)
     if not path.is_file():
         msg = f"{path}: no such file."
@@ -159,7 +213,9 @@ def read_mat(path: str | os.PathLike[str], *, problem: str) -> xr.Dataset:
         "legacy_format": layout,
         "legacy_keys": ",".join(found),
         ATTR: import_record(problem=problem, source_file=path.name, layout=layout,
-                            keys=list(keys)),
+                            keys=list(keys), physics=physics),
+        "physics_known": int(all(v is not None for v in physics.values())),
+        **{name: "unknown" if value is None else value for name, value in physics.items()},
     }
     diagnostics = {
         "seed": np.full(n_samples, S.SEED_UNKNOWN, dtype=np.uint64),
@@ -181,6 +237,9 @@ def import_mat(
     problem: str,
     dtype: str | None = None,
     overwrite: bool = False,
+    viscosity: float | None = None,
+    final_time: float | None = None,
+    forcing: float | None = None,
 ) -> Path:
     """Convert a legacy ``.mat`` file to a neuralop_fem netCDF file.
 
@@ -193,8 +252,20 @@ def import_mat(
         Storage type; None keeps the file's type.
     overwrite : bool
         Replace an existing ``out``.
-    """
-    from .io import save_dataset
+    viscosity, final_time, forcing : float, optional
+        The physical parameters of the labels; see :func:`read_mat`.
 
-    ds = read_mat(path, problem=problem)
+    Raises
+    ------
+    InputError
+        ``out`` exists (without ``overwrite``) or its directory does not (checked before the
+        file is read); see also :func:`read_mat`.
+    DatasetError
+        See :func:`read_mat`.
+    """
+    from .io import check_target, save_dataset
+
+    check_target(out, overwrite=overwrite)
+    ds = read_mat(path, problem=problem, viscosity=viscosity, final_time=final_time,
+                  forcing=forcing)
     return save_dataset(ds, out, dtype=dtype or ds.attrs[S.STORAGE_DTYPE], overwrite=overwrite)

@@ -1,4 +1,4 @@
-"""Unit-Gaussian normalisation of fields (Darcy inputs/targets, PAPER_SPEC §6; Burgers targets).
+"""Unit-Gaussian normalisation of fields (Darcy inputs/targets, Burgers targets; docs/training.md).
 
 ``encode(x) = (x - mu) / (sigma + eps)``, ``decode(x) = x * (sigma + eps) + mu`` with ``mu``
 and ``sigma`` the pointwise mean and population standard deviation (ddof = 0) over the

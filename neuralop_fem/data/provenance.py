@@ -8,14 +8,16 @@ this module is the only place that knows its layout:
   setting, problem included...}, "n_samples", "chunk_size", "solver_class",
   "solver_config", "neuralop_fem_version"}``;
 * :func:`import_record` (written by ``import-mat``): ``{"problem", "source_file", "format",
-  "keys"}``;
+  "keys", "physics"}``, where ``physics`` maps each parameter of :data:`PHYSICS` to the value
+  given to ``import-mat`` or None (unknown: the legacy files do not record them);
 * :func:`default_record` (datasets built by hand with :func:`~neuralop_fem.data.save_dataset`):
   a JSON copy of the attributes.
 
 Readers: :func:`read_record` (the parsed dict, or ``{}``), :func:`generation_settings` (the
-settings of a generated file, or None) and :func:`solver_from_record` (the classical solver
-that produced the labels, rebuilt), and :func:`dataset_provenance`, the dataset section of a
-training run's ``run.json``.
+settings of a generated file, or None), :func:`unknown_physics` (the physical parameters an
+imported file lacks) and :func:`solver_from_record` (the classical solver that produced the
+labels, rebuilt; it refuses, naming the missing parameters, rather than guess them), and
+:func:`dataset_provenance`, the dataset section of a training run's ``run.json``.
 """
 
 from __future__ import annotations
@@ -33,18 +35,28 @@ from ..errors import DatasetError
 
 __all__ = [
     "ATTR",
+    "PHYSICS",
     "dataset_provenance",
     "default_record",
     "generation_record",
     "generation_settings",
     "import_record",
     "read_record",
+    "require_physics",
     "solver_from_record",
+    "unknown_physics",
     "variables_checksum",
 ]
 
 #: The global attribute that holds the record.
 ATTR = "config_json"
+
+#: The physical parameters of each data problem that a reference solver needs, with the
+#: ``neuralop-fem import-mat`` option that supplies each (``generate`` always records them).
+PHYSICS: dict[str, dict[str, str]] = {
+    "burgers": {"viscosity": "--viscosity", "final_time": "--final-time"},
+    "darcy": {"forcing": "--forcing"},
+}
 
 
 def _dumps(record: Mapping[str, Any]) -> str:
@@ -61,10 +73,15 @@ def generation_record(*, settings: Mapping[str, Any], n_samples: int, chunk_size
     })
 
 
-def import_record(*, problem: str, source_file: str, layout: str, keys: list[str]) -> str:
-    """The ``config_json`` text of a file converted by ``import-mat``."""
+def import_record(*, problem: str, source_file: str, layout: str, keys: list[str],
+                  physics: Mapping[str, float | None]) -> str:
+    """The ``config_json`` text of a file converted by ``import-mat``.
+
+    ``physics`` maps every parameter of ``PHYSICS[problem]`` to its value, None if unknown.
+    """
+    values = {name: physics.get(name) for name in PHYSICS[problem]}
     return _dumps({"problem": problem, "source_file": source_file, "format": layout,
-                   "keys": list(keys)})
+                   "keys": list(keys), "physics": values})
 
 
 def default_record(attrs: Mapping[str, Any]) -> str:
@@ -104,27 +121,96 @@ def generation_settings(attrs: Mapping[str, Any], *,
     return record
 
 
-def solver_from_record(attrs: Mapping[str, Any], problem: str, *,
-                       source: str = "<dataset>") -> Any | None:
-    """The classical solver recorded in a generated file's provenance, rebuilt; None if none.
+def _is_import(record: Mapping[str, Any]) -> bool:
+    return "source_file" in record and "format" in record
 
-    Only the solver classes of ``problem``'s registry entry are rebuilt, so a tampered record
-    cannot name an arbitrary class. Settings the class does not accept give None (the caller
-    falls back to the problem's default solver).
+
+def unknown_physics(attrs: Mapping[str, Any], problem: str, *,
+                    source: str = "<dataset>") -> list[str]:
+    """The physical parameters (:data:`PHYSICS`) an imported dataset does not record.
+
+    Empty for a file written by ``generate`` or by hand, and for an import that was given
+    every parameter (``import-mat --viscosity ... --final-time ...`` / ``--forcing ...``).
     """
     record = read_record(attrs, source=source)
+    if not _is_import(record):
+        return []
+    physics = record.get("physics")
+    physics = physics if isinstance(physics, dict) else {}
+    return [name for name in PHYSICS[get_problem(problem).data_problem]
+            if physics.get(name) is None]
+
+
+def require_physics(attrs: Mapping[str, Any], problem: str, *,
+                    source: str = "<dataset>") -> None:
+    """Raise unless every physical parameter of the dataset is known (:func:`unknown_physics`).
+
+    Raises
+    ------
+    DatasetError
+        Naming the missing parameters and the ``import-mat`` options that supply them.
+    """
+    missing = unknown_physics(attrs, problem, source=source)
+    if missing:
+        raise _refuse_unknown(read_record(attrs, source=source), problem, missing, source)
+
+
+def _refuse_unknown(record: Mapping[str, Any], problem: str, missing: list[str],
+                    source: str) -> DatasetError:
+    data_problem = get_problem(problem).data_problem
+    options = " ".join(f"{PHYSICS[data_problem][m]} VALUE" for m in missing)
+    name = record.get("source_file", "FILE.mat")
+    msg = (f"{source}: the {data_problem} data were imported from {name!r} without "
+           f"{', '.join(missing)}, so the classical solver that produced the labels is unknown "
+           f"and none is picked with default values. Re-import the file with "
+           f"`neuralop-fem import-mat {name} --problem {data_problem} {options} --out FILE.nc` "
+           "and train on that file.")
+    return DatasetError(msg)
+
+
+def solver_from_record(attrs: Mapping[str, Any], problem: str, *,
+                       source: str = "<dataset>") -> Any | None:
+    """The classical solver that produced a dataset's labels, rebuilt from its provenance.
+
+    * A file written by ``generate``: its recorded solver class and settings (only the solver
+      classes of ``problem``'s registry entry are rebuilt, so a tampered record cannot name an
+      arbitrary class); for a problem learned from another's data (``darcy-inverse``), the
+      problem's default solver with the recorded physical parameters.
+    * A file converted by ``import-mat``: the problem's default solver with the physical
+      parameters given to ``import-mat``.
+    * Anything else (a dataset built by hand), or settings the class does not accept: None
+      (the caller falls back to the problem's default solver).
+
+    Raises
+    ------
+    DatasetError
+        For an imported file that lacks a physical parameter (:func:`unknown_physics`): the
+        message names the parameters and the ``import-mat`` options that supply them.
+    """
+    record = read_record(attrs, source=source)
+    spec = get_problem(problem)
+    if _is_import(record):
+        require_physics(attrs, problem, source=source)
+        return _build(spec.solver_class(), record["physics"])
     name, config = record.get("solver_class"), record.get("solver_config")
     if not isinstance(name, str) or not isinstance(config, dict):
         return None
-    spec = get_problem(problem)
     for short in spec.solvers:
         cls = spec.solver_class(short)
         if cls.__name__ == name:
-            try:
-                return cls(**config)
-            except (TypeError, ValueError):
-                return None
+            return _build(cls, config)
+    settings = record.get("settings")
+    if isinstance(settings, dict):
+        physics = {k: settings[k] for k in PHYSICS.get(spec.data_problem, {}) if k in settings}
+        return _build(spec.solver_class(), physics)
     return None
+
+
+def _build(cls: type, config: Mapping[str, Any]) -> Any | None:
+    try:
+        return cls(**config)
+    except (TypeError, ValueError):
+        return None
 
 
 def dataset_provenance(data: Any, path: str | os.PathLike[str] | None) -> dict[str, Any]:

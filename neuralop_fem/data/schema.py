@@ -127,7 +127,9 @@ VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
             "long_name": "position on the periodic unit interval [0, 1), x_i = i/n",
             "axis": "X",
         },
-        TIME: {"units": "1", "long_name": "time (nondimensional)", "axis": "T"},
+        # No axis="T": CF reserves it for time coordinates whose units are a time unit with a
+        # reference date ("s since ..."); this nondimensional time has units "1".
+        TIME: {"units": "1", "long_name": "time (nondimensional)"},
         ITERATIONS: {"units": "1", "long_name": "number of time steps of the solver"},
         RESIDUAL: {
             "units": "1",

@@ -68,8 +68,12 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     dict from :func:`~neuralop_fem.evaluation.report.write_report` plus ``"dataset"`` (the comparison).
     """
     from ..data import load_dataset
+    from ..data.io import reading
     from .run_evaluation import parse_indices
 
+    if max_samples is not None and (isinstance(max_samples, bool) or int(max_samples) < 1):
+        msg = f"`max_samples` must be None or an integer >= 1; got {max_samples!r}."
+        raise InputError(msg)
     sur = Surrogate.load(run_dir, device=device)
     ds = load_dataset(data)
     problem = get_problem(sur.problem)
@@ -90,7 +94,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
         result = compare(reference, sur, inputs, reference_solution=truth,
                          warm_start=warm_start, keep_fields=True)
     else:
-        inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
+        with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
+            inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
         warm = warm_start and problem.linear_system
         result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
     result.attrs.update(run_dir=os.fspath(Path(run_dir).resolve()), data=os.fspath(data),

@@ -3,7 +3,7 @@
 Errors per sample: relative L2 ``||p - u|| / ||u||`` on the grid (the papers' metric, averaged
 over samples) and the relative H1 seminorm error with both gradients by central differences
 (:func:`neuralop_fem.metrics.relative_h1`). For Darcy the H1 error has a floor of
-a few per cent even for the exact solution (the gradient jumps across interfaces; DESIGN.md).
+a few per cent even for the exact solution (the gradient jumps across interfaces; docs/training.md, Evaluate).
 """
 
 from __future__ import annotations
@@ -30,10 +30,14 @@ __all__ = ["evaluate_run", "parse_indices", "summarize"]  # summarize: from ..me
 def parse_indices(spec: Any, *, n_samples: int, test: list[int]) -> np.ndarray:
     """Sample positions from ``"test"`` (the run's test split), ``"all"``, ``"A:B"`` or a list.
 
+    ``"A:B"`` selects positions ``A, ..., B-1`` (either may be left out: ``":8"``, ``"8:"``;
+    negative values count from the end, as in Python); a range that reaches past the
+    dataset is an error, not clipped.
+
     Raises
     ------
     ConfigError
-        For an unparsable spec or positions outside ``[0, n_samples)``.
+        For an unparsable spec, an empty selection, or positions outside ``[0, n_samples)``.
     """
     if isinstance(spec, str):
         if spec == "test":
@@ -41,14 +45,7 @@ def parse_indices(spec: Any, *, n_samples: int, test: list[int]) -> np.ndarray:
         elif spec == "all":
             idx = np.arange(n_samples, dtype=np.int64)
         elif spec.count(":") == 1:
-            a, b = spec.split(":")
-            try:
-                start = int(a) if a else 0
-                stop = int(b) if b else n_samples
-            except ValueError:
-                msg = f"`indices` must be 'test', 'all' or 'A:B' with integers; got {spec!r}."
-                raise ConfigError(msg) from None
-            idx = np.arange(n_samples, dtype=np.int64)[start:stop]
+            idx = _parse_range(spec, n_samples)
         else:
             msg = f"`indices` must be 'test', 'all' or 'A:B'; got {spec!r}."
             raise ConfigError(msg)
@@ -65,6 +62,23 @@ def parse_indices(spec: Any, *, n_samples: int, test: list[int]) -> np.ndarray:
         )
         raise ConfigError(msg)
     return idx
+
+
+def _parse_range(spec: str, n_samples: int) -> np.ndarray:
+    a, b = spec.split(":")
+    try:
+        start = int(a) if a.strip() else 0
+        stop = int(b) if b.strip() else n_samples
+    except ValueError:
+        msg = f"`indices` must be 'test', 'all' or 'A:B' with integers; got {spec!r}."
+        raise ConfigError(msg) from None
+    for value in (start, stop):
+        if not -n_samples <= value <= n_samples:
+            msg = (f"`indices` 'A:B' must have A and B in [{-n_samples}, {n_samples}] for this "
+                   f"dataset of {n_samples} samples (positions 0..{n_samples - 1}, B exclusive); "
+                   f"got {spec!r}.")
+            raise ConfigError(msg)
+    return np.arange(n_samples, dtype=np.int64)[start:stop]
 
 
 def _inverse_normalizer(operator: Any, n: int) -> Any:

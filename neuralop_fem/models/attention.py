@@ -29,7 +29,7 @@ with ``s = sqrt(d')`` (``fourier_scale="sqrt"``, the reference code) or 1 (``"no
 the paper). The heads, each (B, N, d'), are concatenated to (B, N, H d') and mapped by
 ``out_proj = Linear(d + H m -> d)``.
 
-Differences from the reference code (scaomath/galerkin-transformer, PAPER_SPEC §10):
+Differences from the reference code (scaomath/galerkin-transformer; docs/models.md):
 
 * Dropout on the attention matrix (d' x d' for galerkin/linear, N x N for fourier/
   softmax) uses the configured rate and is active in training only. The reference

@@ -1,4 +1,4 @@
-"""Named presets matching Cao 2021 (Table 5, Table 7, PAPER_SPEC §5) and ``build_model``.
+"""Named presets matching Cao 2021 (Table 5, Table 7; docs/models.md, Presets) and ``build_model``.
 
 Dropout mapping: the "attention" column of Table 7 is, in the reference code that
 produced the paper's numbers, the dropout on the residual branches; the presets put it

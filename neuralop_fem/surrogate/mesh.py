@@ -14,7 +14,9 @@ is handed to a grid surrogate as follows:
    and reports the relative L2 error in the P1 mass-matrix norm ``sqrt(e^T M e / u^T M u)``.
 
 :func:`export_fields` writes the mesh with point and cell data to VTU or XDMF (by suffix)
-for ParaView; :func:`read_fields` reads it back.
+for ParaView and :func:`read_fields` reads it back, both through scikit-fem's meshio interface
+(:mod:`skfem.io.meshio`, as :meth:`skfem.Mesh.save` / :meth:`skfem.Mesh.load`), so triangle
+and quadrilateral meshes round-trip.
 """
 
 from __future__ import annotations
@@ -42,9 +44,6 @@ __all__ = [
     "mesh_from_meshio",
     "read_fields",
 ]
-
-_CELL_TYPES = {skfem.MeshTri1: "triangle", skfem.MeshQuad1: "quad"}
-
 
 def _check_unit_square(mesh: skfem.Mesh) -> None:
     lo, hi = mesh.p.min(axis=1), mesh.p.max(axis=1)
@@ -174,13 +173,23 @@ def compare_on_mesh(surrogate: Any, mesh: skfem.Mesh, coefficient: ArrayLike, *,
     solver
         A ``DarcyFEMSolver(element="P1", linear_solver=...)`` (not ``"gmg"``); default
         ``DarcyFEMSolver(linear_solver="amg", forcing=<surrogate's training forcing>)``.
+
+    Raises
+    ------
+    DatasetError
+        Without ``solver``, when the surrogate was trained on data imported without its
+        forcing (no default is assumed).
     """
     import time
 
     from solvers.darcy import DarcyFEMSolver
 
+    from ..data.provenance import require_physics
+
     if solver is None:
-        forcing = float(getattr(surrogate, "provenance", {}).get("forcing", 1.0))
+        provenance = getattr(surrogate, "provenance", {})
+        require_physics(provenance, "darcy", source="the surrogate's training data")
+        forcing = float(provenance.get("forcing", 1.0))
         solver = DarcyFEMSolver(linear_solver="amg", forcing=forcing)
     u, report = solver.solve_mesh(mesh, coefficient)
     t0 = time.perf_counter()
@@ -202,62 +211,97 @@ def compare_on_mesh(surrogate: Any, mesh: skfem.Mesh, coefficient: ArrayLike, *,
 def export_fields(path: str | os.PathLike[str], mesh: skfem.Mesh, *,
                   point_data: dict[str, ArrayLike] | None = None,
                   cell_data: dict[str, ArrayLike] | None = None) -> None:
-    """Write ``mesh`` with nodal and element fields for ParaView (meshio).
+    """Write ``mesh`` with nodal and element fields for ParaView.
+
+    The mesh goes through scikit-fem's own conversion (:func:`skfem.io.meshio.to_meshio`, as
+    :meth:`skfem.Mesh.save` does), so every mesh type scikit-fem reads back is written
+    (triangles, quadrilaterals, ...); 2D points get a zero z for VTU, which requires 3D points.
+    A VTU file is written atomically (:mod:`neuralop_fem.files`); XDMF writes a companion
+    ``.h5`` file that it names, so it is written in place.
 
     Parameters
     ----------
     path
-        ``*.vtu`` or ``*.xdmf`` (XDMF writes a companion ``.h5`` file).
+        ``*.vtu`` or ``*.xdmf``.
     mesh
-        ``MeshTri1`` or ``MeshQuad1``.
+        Any scikit-fem mesh, e.g. ``MeshTri1`` or ``MeshQuad1``.
     point_data : {name: (nvertices,) array}
     cell_data : {name: (nelements,) array}
+
+    Raises
+    ------
+    InputError
+        Another suffix.
+    ShapeError
+        A field of the wrong length.
     """
-    import meshio
+    from skfem.io.meshio import to_meshio
+
+    from ..files import atomic_path
 
     suffix = os.fspath(path).rsplit(".", 1)[-1].lower()
     if suffix not in ("vtu", "xdmf"):
         msg = f"`path` must end in .vtu or .xdmf; got {os.fspath(path)!r}."
         raise InputError(msg)
-    cell_type = next((name for cls, name in _CELL_TYPES.items() if isinstance(mesh, cls)), None)
-    if cell_type is None:
-        msg = f"`mesh` must be a MeshTri1 or MeshQuad1; got {type(mesh).__name__}."
-        raise InputError(msg)
-    pdata = {}
-    for k, v in (point_data or {}).items():
-        arr = np.asarray(v, dtype=np.float64)
-        if arr.shape != (mesh.nvertices,):
-            msg = f"`point_data[{k!r}]` must have shape ({mesh.nvertices},); got {arr.shape}."
-            raise ShapeError(msg)
-        pdata[k] = arr
-    cdata = {}
-    for k, v in (cell_data or {}).items():
-        arr = np.asarray(v, dtype=np.float64)
-        if arr.shape != (mesh.nelements,):
-            msg = f"`cell_data[{k!r}]` must have shape ({mesh.nelements},); got {arr.shape}."
-            raise ShapeError(msg)
-        cdata[k] = [arr]
-    points = np.column_stack([mesh.p.T, np.zeros(mesh.nvertices)])
-    out = meshio.Mesh(points, [(cell_type, mesh.t.T.astype(np.int64))], point_data=pdata,
-                      cell_data=cdata)
-    out.write(os.fspath(path))
+    pdata = _fields(point_data, "point_data", mesh.nvertices)
+    cdata = {k: [v] for k, v in _fields(cell_data, "cell_data", mesh.nelements).items()}
+    out = to_meshio(mesh, pdata, cdata)
+    if out.points.shape[1] == 2:
+        out.points = np.column_stack([out.points, np.zeros(len(out.points))])
+    if suffix == "xdmf":
+        out.write(os.fspath(path))
+        return
+    with atomic_path(path) as tmp:
+        out.write(os.fspath(tmp), file_format="vtu")
 
 
-def read_fields(path: str | os.PathLike[str]) -> tuple[Any, dict[str, NDArray[np.float64]],
+def _fields(data: dict[str, ArrayLike] | None, name: str, size: int) -> dict[str, Any]:
+    fields = {}
+    for k, v in (data or {}).items():
+        arr = np.asarray(v, dtype=np.float64)
+        if arr.shape != (size,):
+            msg = f"`{name}[{k!r}]` must have shape ({size},); got {arr.shape}."
+            raise ShapeError(msg)
+        fields[k] = arr
+    return fields
+
+
+def read_fields(path: str | os.PathLike[str]) -> tuple[skfem.Mesh, dict[str, NDArray[np.float64]],
                                                        dict[str, NDArray[np.float64]]]:
-    """Read a file written by :func:`export_fields`: (meshio.Mesh, point_data, cell_data)."""
-    import meshio
+    """Read a file written by :func:`export_fields` (or any file scikit-fem reads).
 
-    m = meshio.read(os.fspath(path))
-    cells = {k: np.concatenate([np.asarray(b) for b in v]) for k, v in m.cell_data.items()}
-    return m, {k: np.asarray(v) for k, v in m.point_data.items()}, cells
+    Uses :meth:`skfem.Mesh.load`, so the mesh type is the file's (``MeshTri1``,
+    ``MeshQuad1``, ...) and 2D points lose the zero z.
+
+    Returns
+    -------
+    (skfem.Mesh, point_data, cell_data)
+        The fields by name: ``(nvertices,)`` and ``(nelements,)`` arrays (scikit-fem's own
+        ``skfem:`` boundary/subdomain encodings are decoded into the mesh, not returned).
+    """
+    out = ["point_data", "cell_data"]
+    mesh = skfem.Mesh.load(os.fspath(path), out=out)
+    points = {k: np.asarray(v) for k, v in out[0].items()}
+    cells = {k: np.concatenate([np.asarray(b) for b in v]) for k, v in out[1].items()
+             if not k.startswith("skfem:")}
+    return mesh, points, cells
 
 
 def mesh_from_meshio(m: Any) -> skfem.Mesh:
-    """A scikit-fem ``MeshTri1`` from a 2D triangle meshio mesh (z dropped)."""
-    tri = [c.data for c in m.cells if c.type == "triangle"]
-    if not tri:
-        msg = f"`m` must contain triangle cells; got {[c.type for c in m.cells]}."
-        raise InputError(msg)
-    return skfem.MeshTri1(np.asarray(m.points[:, :2].T, dtype=np.float64),
-                          np.concatenate(tri).T.astype(np.int64))
+    """A scikit-fem mesh from a meshio mesh (:func:`skfem.io.meshio.from_meshio`).
+
+    The type follows the cells (triangles -> ``MeshTri1``, quadrilaterals -> ``MeshQuad1``,
+    ...); the z coordinate of a 2D mesh is dropped.
+
+    Raises
+    ------
+    InputError
+        If ``m`` holds no cell type scikit-fem supports.
+    """
+    from skfem.io.meshio import from_meshio
+
+    try:
+        return from_meshio(m)
+    except NotImplementedError:
+        msg = f"`m` must contain cells scikit-fem supports; got {[c.type for c in m.cells]}."
+        raise InputError(msg) from None

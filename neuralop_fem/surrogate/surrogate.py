@@ -26,6 +26,7 @@ from solvers.contract import SolveReport, as_batch
 from solvers.problems import get_problem
 
 from ..data.ood import OODReference, reference_from_dataset
+from ..data.provenance import unknown_physics
 from ..errors import InputError, RunDirectoryError, ShapeError
 from ..files import open_for_reading
 from ..models.size import check_resolution
@@ -204,7 +205,15 @@ class Surrogate:
     def reference_solver(self) -> Any:
         """The classical solver that produced the training labels, rebuilt from provenance.
 
-        Falls back to the problem's default solver (:func:`solvers.problems.get_problem`).
+        Falls back to the problem's default solver (:func:`solvers.problems.get_problem`)
+        for data without a recorded solver (see
+        :func:`~neuralop_fem.data.provenance.solver_from_record`).
+
+        Raises
+        ------
+        DatasetError
+            When the training data were imported without their physical parameters
+            (viscosity, final time, forcing): no solver is picked with guessed values.
         """
         from ..data.provenance import solver_from_record
 
@@ -312,7 +321,7 @@ class Surrogate:
         elapsed = time.perf_counter() - t0
         n_s = len(values)
         residual = np.full(n_s, np.nan)
-        if self.spec.linear_system:
+        if self.spec.linear_system and not unknown_physics(self.provenance, self.problem):
             residual = _darcy_residual(self.reference_solver(), values, pred)
         report = SolveReport(iterations=np.zeros(n_s, dtype=np.int64), residual=residual,
                              solve_time=np.full(n_s, elapsed / n_s), method=self.name)

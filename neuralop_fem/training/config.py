@@ -1,7 +1,7 @@
 """Training configuration (:class:`TrainConfig`) and the paper's training presets.
 
 A training preset names a model preset of :data:`neuralop_fem.models.PRESETS` and the
-training settings of Cao 2021 (PAPER_SPEC §6) for it: resolution, batch size, learning rate,
+training settings of Cao 2021 (docs/training.md, Presets) for it: resolution, batch size, learning rate,
 H1 weight ``gamma``. Every model preset has a training preset of the same name.
 
 Choices that differ from the reference code (documented in ``docs/training.md``):
@@ -194,7 +194,7 @@ class TrainConfig(FrozenConfig):
                 seen[i] = name
 
 
-#: The paper's settings per task (PAPER_SPEC §6): Burgers n = 512 (8192 / 16), batch 8, 128
+#: The paper's settings per task (docs/training.md): Burgers n = 512 (8192 / 16), batch 8, 128
 #: steps per epoch; Darcy 141 x 141 (421 strided by 3), batch 4, attention grid 43 by the
 #: model's rule; inverse: u at 141 -> coefficient on the 36 x 36 grid, noise 1 %.
 _TASK_SETTINGS: dict[str, dict[str, Any]] = {

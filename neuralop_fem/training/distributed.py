@@ -42,6 +42,10 @@ def resolve_device(name: str, *, local_rank: int = 0) -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         msg = f"`device` must be an available device; got {name!r} but CUDA is not available."
         raise ConfigError(msg)
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        msg = (f"`device` must be an available device; got {name!r} but this machine has "
+               f"{torch.cuda.device_count()} CUDA device(s).")
+        raise ConfigError(msg)
     return device
 
 

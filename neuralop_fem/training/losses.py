@@ -1,4 +1,4 @@
-r"""Losses and error metrics of the operator learners (Cao 2021, eq. (2); PAPER_SPEC §6).
+r"""Losses and error metrics of the operator learners (Cao 2021, eq. (2); docs/training.md, Loss).
 
 All functions work on batches and return one value per sample unless they say otherwise.
 Shapes follow the models' convention: 1D ``(batch, n, 1)``, 2D ``(batch, n, n, 1)``

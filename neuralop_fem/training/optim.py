@@ -1,4 +1,4 @@
-"""The optimiser and learning-rate schedule of a training run (PAPER_SPEC §6)."""
+"""The optimiser and learning-rate schedule of a training run (docs/training.md)."""
 
 from __future__ import annotations
 

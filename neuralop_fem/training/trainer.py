@@ -1,6 +1,6 @@
 r"""The :class:`Trainer`: one training run in a run directory, resumable, single or multi-process.
 
-Optimisation (PAPER_SPEC §6): Adam without weight decay, torch ``OneCycleLR`` stepped after
+Optimisation (Cao 2021; docs/training.md): Adam without weight decay, torch ``OneCycleLR`` stepped after
 every batch (cosine, momentum cycling :math:`\beta_1` 0.95 -> 0.85 -> 0.95), total-norm gradient
 clipping, loss :func:`~neuralop_fem.training.losses.operator_loss` with the config's
 :math:`\gamma` (coefficient-weighted H1 term for Darcy). After every epoch the mean relative L2

@@ -18,6 +18,7 @@ from neuralop_fem.data import (
 )
 from neuralop_fem.errors import DatasetError, InputError
 
+from ..helpers import corrupt_chunk
 from .conftest import make_burgers, make_darcy
 
 
@@ -144,3 +145,11 @@ def test_inverse_view_pooling_and_fixed_noise(rng):
 def test_inverse_noise_needs_seed_and_normalizer(rng):
     with pytest.raises(InputError, match="`noise_seed` and `input_normalizer` must be given"):
         DarcyInverseDataset(make_darcy(rng, n=25), n_fine=13, n_coarse=7, noise=0.01)
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_corrupted_chunk_is_a_dataset_error(tmp_path, rng, in_memory):
+    path = save_dataset(make_darcy(rng, n_samples=4, n=9), tmp_path / "d.nc")
+    corrupt_chunk(path, tmp_path / "bad.nc", "u")
+    with pytest.raises(DatasetError, match=r"bad\.nc: variable `u` \(sample .*\) cannot be read"):
+        DarcyDataset(tmp_path / "bad.nc", in_memory=in_memory)[0]

@@ -44,3 +44,17 @@ def test_info_bad_file_is_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "bad.nc: cannot be read as a netCDF4 file" in err
+
+
+def test_info_reads_every_chunk_unless_told_not_to(tmp_path, darcy_ds, capsys):
+    from ..helpers import corrupt_chunk
+
+    path = save_dataset(darcy_ds, tmp_path / "d.nc")
+    assert main(["info", str(path)]) == 0
+    assert "checksums:   verified (6 chunks read)" in capsys.readouterr().out
+    corrupt_chunk(path, tmp_path / "bad.nc", "u")  # a field chunk: the summary never reads it
+    assert main(["info", str(tmp_path / "bad.nc")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.nc: variable `u` (sample 0..3) cannot be read" in err
+    assert main(["info", str(tmp_path / "bad.nc"), "--no-check"]) == 0
+    assert "checksums:   not checked (--no-check)" in capsys.readouterr().out

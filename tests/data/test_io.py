@@ -11,6 +11,7 @@ import xarray as xr
 from neuralop_fem.data import io, load_dataset, save_dataset
 from neuralop_fem.errors import DatasetError, InputError
 
+from ..helpers import corrupt_chunk
 from .conftest import make_burgers, make_darcy
 
 
@@ -175,10 +176,8 @@ def test_corrupt_chunk_never_reads_silently(tmp_path, rng):
     data[mid : mid + 64] = bytes(255 - b for b in data[mid : mid + 64])
     path.write_bytes(bytes(data))
     # Fletcher-32 checksums: damage either fails the open or the read, never passes unnoticed.
-    with pytest.raises((DatasetError, RuntimeError, OSError)):
-        loaded = load_dataset(path)
-        for name in ("a", "u"):
-            loaded[name].values  # noqa: B018
+    with pytest.raises(DatasetError, match=r"chunk\.nc: "):
+        io.verify_dataset(load_dataset(path))
 
 
 def test_unknown_schema_version(tmp_path, burgers_ds):
@@ -215,3 +214,18 @@ def test_netcdf_layer_does_not_import_torch():
 
     code = "import sys, neuralop_fem.data; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("variable", ["a", "u", "residual"])
+def test_corrupted_chunk_names_the_file_and_the_variable(tmp_path, darcy_ds, variable):
+    path = save_dataset(darcy_ds, tmp_path / "d.nc")
+    corrupt_chunk(path, tmp_path / "bad.nc", variable)
+    ds = load_dataset(tmp_path / "bad.nc")  # only data is damaged: the file opens
+    match = rf"bad\.nc: variable `{variable}` \(sample 0\) cannot be read: the file is corrupt"
+    with pytest.raises(DatasetError, match=match):
+        io.read_values(ds, variable, sample=0)
+    with pytest.raises(DatasetError, match=rf"bad\.nc: variable `{variable}` \(sample 0\.\.3\)"):
+        io.verify_dataset(ds)
+    other = "seed" if variable != "seed" else "u"
+    assert io.read_values(ds, other).shape[0] == 4  # the rest of the file still reads
+    assert io.verify_dataset(load_dataset(path)) == 6  # a sound file: one chunk per variable

@@ -60,15 +60,15 @@ def test_import_both_layouts(tmp_path, rng, problem, layout):
 
 
 def test_v73_transposed_storage_is_undone(tmp_path):
-    # A non-symmetric pattern: sample k, node (i, j) holds 100k + 10i + j.
+    # A non-symmetric pattern: sample k, node (i, j) holds 100k + 10i + j + 1 (> 0).
     k, i, j = np.meshgrid(np.arange(2), np.arange(5), np.arange(5), indexing="ij")
-    coeff = (100.0 * k + 10 * i + j).astype(np.float64)
+    coeff = (100.0 * k + 10 * i + j + 1).astype(np.float64)
     src = tmp_path / "d.mat"
     write_v73(src, {"coeff": coeff, "sol": coeff + 0.5})
     with h5py.File(src) as f:
         assert f["coeff"].shape == (5, 5, 2)  # stored column-major
     ds = read_mat(src, problem="darcy")
-    assert ds["a"].sel(sample=1).isel(x=2, y=3).item() == 123.0
+    assert ds["a"].sel(sample=1).isel(x=2, y=3).item() == 124.0
 
 
 def test_float32_file_stays_float32(tmp_path, rng):
@@ -91,7 +91,8 @@ def test_cli_import(tmp_path, rng):
     scipy.io.savemat(src, legacy_arrays(rng, "darcy"))
     out = tmp_path / "d.nc"
     assert cli(["import-mat", str(src), "--problem", "darcy", "--out", str(out)]) == 0
-    with pytest.raises(InputError, match="overwrite=True"):
+    with pytest.raises(InputError, match="argument --out: must not be an existing file "
+                       r"\(pass --overwrite to replace it\)"):
         cli(["import-mat", str(src), "--problem", "darcy", "--out", str(out)])
     args = ["import-mat", str(src), "--problem", "darcy", "--out", str(out), "--overwrite"]
     assert cli([*args, "--dtype", "float32"]) == 0

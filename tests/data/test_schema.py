@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 
+import netCDF4
 import numpy as np
 import pytest
 
@@ -65,3 +67,22 @@ def test_builder_requires_dataset_seed_and_source(rng):
             rng.random((1, 8)), rng.random((1, 8)), seed=[0], iterations=[1],
             residual=[0.0], solve_time=[0.0], attrs={},
         )
+
+
+_TIME_UNIT = re.compile(r"^\s*(s|sec|second|seconds|min|minutes|h|hours|d|days)\s+since\s+\S+")
+
+
+def test_trajectory_time_passes_the_cf_rules_for_time(tmp_path, rng):
+    # CF 1.8 §4.4: a coordinate marked axis="T" (or standard_name="time") is a time
+    # coordinate and needs units "<time unit> since <reference date>"; a nondimensional time
+    # (units "1") must not claim it. Checked on the file as written, for every coordinate.
+    from neuralop_fem.data import save_dataset
+
+    path = save_dataset(make_burgers(rng, n_samples=2, n=16, times=3), tmp_path / "t.nc")
+    with netCDF4.Dataset(path) as nc:
+        for name, var in nc.variables.items():
+            attrs = {k: var.getncattr(k) for k in var.ncattrs()}
+            if attrs.get("axis") == "T" or attrs.get("standard_name") == "time":
+                assert _TIME_UNIT.match(attrs.get("units", "")), (name, attrs)
+        time = nc.variables["time"]
+        assert time.units == "1" and "nondimensional" in time.long_name

@@ -105,6 +105,42 @@ def test_evaluate_bad_indices(tmp_path, burgers_file, capsys):
                   *set_args(TINY_BURGERS)) == 0
     capsys.readouterr()
     assert main(["evaluate", str(run), "--data", str(burgers_file), "--indices", "a:b"]) == 2
-    assert "`indices` must be 'test', 'all' or 'A:B' with integers" in capsys.readouterr().err
+    assert "argument --indices: must be test, all or A:B with integers" in capsys.readouterr().err
     assert main(["evaluate", str(run), "--data", str(burgers_file), "--resolution", "48"]) == 2
     assert "must be reachable from 128" in capsys.readouterr().err
+    # Positions past the end are an error naming the valid range, not clipped.
+    assert main(["evaluate", str(run), "--data", str(burgers_file), "--indices", "20:30"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --indices:" in err and "in [-24, 24] for this dataset of 24 samples" in err
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("all", list(range(6))), ("test", [4, 5]), ("1:3", [1, 2]), (":2", [0, 1]), ("4:", [4, 5]),
+    ("-2:", [4, 5]), ("0:6", list(range(6))),
+])
+def test_parse_indices(spec, expected):
+    from neuralop_fem.evaluation.run_evaluation import parse_indices
+
+    assert parse_indices(spec, n_samples=6, test=[4, 5]).tolist() == expected
+
+
+@pytest.mark.parametrize(("spec", "match"), [
+    ("0:1000", r"A and B in \[-6, 6\] for this dataset of 6 samples"),
+    ("-7:", r"A and B in \[-6, 6\]"),
+    ("4:2", "must select at least one sample"),
+    ("x:2", "with integers"),
+    ("1-3", "'test', 'all' or 'A:B'"),
+])
+def test_parse_indices_refuses_instead_of_clipping(spec, match):
+    from neuralop_fem.errors import ConfigError
+    from neuralop_fem.evaluation.run_evaluation import parse_indices
+
+    with pytest.raises(ConfigError, match=match):
+        parse_indices(spec, n_samples=6, test=[4, 5])
+
+
+def test_evaluate_help_names_the_file_it_writes(capsys):
+    assert main(["evaluate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "RUN_DIR/eval_<data>_n<res>_<indices>.csv" in text
+    assert "eval_burgers_n512_test.csv" in text

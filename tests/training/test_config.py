@@ -30,6 +30,9 @@ def test_unknown_key_rejected():
     [
         ({"task": "heat"}, "`task` must be one of"),
         ({"epochs": 0}, "`epochs` must be an integer >= 1; got 0"),
+        # torch seeds and JSON/netCDF integers are 64-bit: refused here, not in the trainer
+        ({"seed": 2**63}, "`seed` must be an integer >= 0 that fits in 64 bits"),
+        ({"epochs": 2**64}, "`epochs` must be an integer >= 1 that fits in 64 bits"),
         ({"lr_max": -1.0}, "`lr_max` must be a finite number > 0; got -1.0"),
         ({"pct_start": 1.0}, r"`pct_start` must be a number in \(0, 1\); got 1.0"),
         ({"grad_clip": float("nan")}, "`grad_clip` must be a finite number >= 0"),

@@ -16,7 +16,14 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ...config_base import FrozenConfig, choice, finite_float, positive_float, positive_int
+from ...config_base import (
+    INT64_MAX,
+    FrozenConfig,
+    choice,
+    finite_float,
+    positive_float,
+    positive_int,
+)
 from ...errors import ConfigError
 
 __all__ = [
@@ -136,8 +143,9 @@ def _report_arrays(report: Any) -> dict[str, NDArray[Any]]:
 
 
 def _check_int(resolution: Any, name: str = "resolution") -> int:
-    if isinstance(resolution, bool) or not isinstance(resolution, int | np.integer):
-        msg = f"`{name}` must be an integer; got {resolution!r}."
+    if isinstance(resolution, bool) or not isinstance(resolution, int | np.integer) \
+            or abs(resolution) > INT64_MAX:
+        msg = f"`{name}` must be an integer that fits in 64 bits; got {resolution!r}."
         raise ConfigError(msg)
     return int(resolution)
 

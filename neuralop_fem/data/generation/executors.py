@@ -30,7 +30,7 @@ __all__ = ["Progress", "check_main_guard", "run_chunks", "solve_chunk"]
 _log = logging.getLogger("neuralop_fem.data.generation")
 
 #: Environment of worker processes: one BLAS/OpenMP thread each (threaded BLAS on a busy
-#: machine made the Darcy solves up to 15x slower, see DESIGN.md).
+#: machine made the Darcy solves up to 15x slower; docs/generating_data.md, Speed).
 WORKER_ENV = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",

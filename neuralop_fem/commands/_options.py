@@ -1,0 +1,280 @@
+"""Option types and path checks shared by the commands (private).
+
+The argparse types turn a bad number or path into a one-line usage error (exit status 2)
+while the command line is parsed, before anything is imported or computed. The ``check_*``
+functions repeat the path checks first thing in each command's ``run`` (for defaults, and for
+checks that depend on several options, such as ``--overwrite``) and raise
+:class:`~neuralop_fem.errors.UsageError` naming the option, what it must be and what it got:
+
+>>> positive = int_range(1)
+>>> positive("3")
+3
+>>> positive("0")
+Traceback (most recent call last):
+...
+argparse.ArgumentTypeError: must be an integer >= 1; got '0'
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+__all__ = [
+    "INT64_MAX",
+    "check_input_dir",
+    "check_indices",
+    "check_input_file",
+    "check_output_dir",
+    "check_output_file",
+    "device",
+    "float_range",
+    "indices",
+    "input_dir",
+    "input_file",
+    "int_range",
+    "naming",
+    "output_dir",
+    "output_file",
+    "plain_text",
+]
+
+#: Largest integer an option accepts: every integer is stored (netCDF, JSON, torch) as int64.
+INT64_MAX = 2**63 - 1  # = neuralop_fem.config_base.INT64_MAX (not imported: --help stays light)
+
+_ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
+_LITERAL = re.compile(r"``([^`]*)``")
+
+_DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
+
+
+def plain_text(text: str) -> str:
+    """``text`` (a docstring paragraph) without reStructuredText markup, for ``--help``.
+
+    >>> plain_text("The best model (:class:`~neuralop_fem.Surrogate`) writes ``--out``.")
+    'The best model (Surrogate) writes --out.'
+    """
+    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if "~" in m.group(0)
+                     else m.group(1), text)
+    return _LITERAL.sub(r"\1", text)
+
+
+def int_range(minimum: int, maximum: int = INT64_MAX) -> Callable[[str], int]:
+    """An argparse type: a decimal integer in ``[minimum, maximum]``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            value = None
+        if value is not None and minimum <= value <= maximum:
+            return value
+        if maximum == INT64_MAX:
+            bound = f">= {minimum}"
+            if value is not None and value > maximum:
+                bound += f" that fits in 64 bits (at most {maximum})"
+        else:
+            bound = f"in [{minimum}, {maximum}]"
+        msg = f"must be an integer {bound}; got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def float_range(minimum: float, *, inclusive: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number ``> minimum`` (``>= minimum`` if ``inclusive``;
+    ``minimum=-math.inf``: any finite number)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        ok = math.isfinite(value) and (value >= minimum if inclusive else value > minimum)
+        if ok:
+            return value
+        relation = "" if minimum == -math.inf else \
+            f" {'>=' if inclusive else '>'} {minimum:g}"
+        msg = f"must be a finite number{relation}; got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+
+    parse.__name__ = "number"
+    return parse
+
+
+def device(text: str) -> str:
+    """An argparse type: ``auto``, ``cpu``, ``cuda`` or ``cuda:K`` (availability: later)."""
+    if _DEVICE.match(text):
+        return text
+    msg = f"must be auto, cpu, cuda or cuda:K; got {text!r}"
+    raise argparse.ArgumentTypeError(msg)
+
+
+def indices(text: str) -> str:
+    """An argparse type: ``test``, ``all`` or ``A:B`` with optional integers A and B.
+
+    Whether the positions exist is checked against the dataset (an error, never clipped).
+    """
+    if text in ("test", "all"):
+        return text
+    parts = text.split(":")
+    if len(parts) == 2 and all(re.fullmatch(r"\s*(-?\d+)?\s*", p) for p in parts):
+        return text
+    msg = f"must be test, all or A:B with integers A and B; got {text!r}"
+    raise argparse.ArgumentTypeError(msg)
+
+
+def _fail(option: str, what: str) -> Exception:
+    from ..errors import UsageError
+
+    return UsageError(f"argument {option}: {what}")
+
+
+# -- paths: what is wrong with one (None: nothing) -------------------------------------------
+
+
+def _input_file_problem(path: Path) -> str | None:
+    name = repr(os.fspath(path))
+    if not path.exists():
+        return f"must be an existing file; got {name}, which does not exist"
+    if not path.is_file():
+        return f"must be a file; got {name}, which is a directory"
+    if not os.access(path, os.R_OK):
+        return f"must be a readable file; got {name} (permission denied)"
+    return None
+
+
+def _input_dir_problem(path: Path) -> str | None:
+    if path.is_dir():
+        return None
+    what = "which is a file" if path.exists() else "which does not exist"
+    return f"must be an existing directory; got {os.fspath(path)!r}, {what}"
+
+
+def _writable_problem(directory: Path, path: Path) -> str | None:
+    if os.access(directory, os.W_OK | os.X_OK):
+        return None
+    return (f"must be in a writable directory; got {os.fspath(path)!r} "
+            f"({os.fspath(directory)!r} is not writable)")
+
+
+def _parent_problem(path: Path) -> str | None:
+    parent = path.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        return (f"must be in an existing directory; got {os.fspath(path)!r} "
+                f"({os.fspath(parent)!r} {what})")
+    return _writable_problem(parent, path)
+
+
+def _output_file_problem(path: Path) -> str | None:
+    if path.is_dir():
+        return f"must be a file name; got {os.fspath(path)!r}, which is a directory"
+    return _parent_problem(path)
+
+
+def _output_dir_problem(path: Path) -> str | None:
+    if path.exists() and not path.is_dir():
+        return f"must be a directory; got {os.fspath(path)!r}, which is a file"
+    if path.is_dir():
+        return _writable_problem(path, path)
+    return _parent_problem(path)
+
+
+def _path_type(problem: Callable[[Path], str | None], name: str) -> Callable[[str], Path]:
+    def parse(text: str) -> Path:
+        path = Path(text)
+        what = problem(path)
+        if what is not None:
+            raise argparse.ArgumentTypeError(what)
+        return path
+
+    parse.__name__ = name
+    return parse
+
+
+#: argparse types: the path is checked while the command line is parsed (exit status 2).
+input_file = _path_type(_input_file_problem, "input file")
+input_dir = _path_type(_input_dir_problem, "input directory")
+output_file = _path_type(_output_file_problem, "output file")
+output_dir = _path_type(_output_dir_problem, "output directory")
+
+
+def _check(problem: str | None, option: str) -> None:
+    if problem is not None:
+        raise _fail(option, problem + ".")
+
+
+def check_input_file(path: Path, option: str) -> Path:
+    """Check that ``path`` is an existing, readable regular file."""
+    _check(_input_file_problem(path), option)
+    return path
+
+
+def check_input_dir(path: Path, option: str) -> Path:
+    """Check that ``path`` is an existing directory."""
+    _check(_input_dir_problem(path), option)
+    return path
+
+
+def check_output_file(path: Path, option: str, *, overwrite: bool | None = None) -> Path:
+    """Check that a file can be written at ``path``.
+
+    Parameters
+    ----------
+    path
+        The file to write.
+    option
+        The option name used in the message, e.g. ``"--out"``.
+    overwrite
+        False: an existing file is refused (the message names ``--overwrite``); True or None:
+        it is replaced.
+    """
+    if overwrite is False and path.is_file():
+        _check(f"must not be an existing file (pass --overwrite to replace it); got "
+               f"{os.fspath(path)!r}", option)
+    _check(_output_file_problem(path), option)
+    return path
+
+
+def check_output_dir(path: Path, option: str) -> Path:
+    """Check that ``path`` is a writable directory or can be created in an existing one."""
+    _check(_output_dir_problem(path), option)
+    return path
+
+
+def check_indices(spec: str, data: Path, option: str = "--indices") -> None:
+    """Check that the positions ``A:B`` exist in the dataset ``data`` (read lazily).
+
+    ``test`` and ``all`` are checked later, against the run's split.
+    """
+    if spec in ("test", "all"):
+        return
+    from ..data import load_dataset
+    from ..errors import ConfigError
+    from ..evaluation.run_evaluation import parse_indices
+
+    with load_dataset(data) as ds:
+        n_samples = int(ds.sizes["sample"])
+    try:
+        parse_indices(spec, n_samples=n_samples, test=[])
+    except ConfigError as exc:
+        raise _fail(option, f"{str(exc).rstrip('.')} (--data {os.fspath(data)!r}).") from None
+
+
+@contextlib.contextmanager
+def naming(path: Path) -> Iterator[None]:
+    """Give an :class:`OSError` raised without a file name (a full disk while writing a plot,
+    say) the output ``path``, so that the one-line message says where it happened."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from exc
