@@ -18,7 +18,7 @@ import numpy as np
 import xarray as xr
 
 from ..metrics import worse_than_zero_note
-from .plots import log_axis, save
+from ..plotting import log_axis, save
 
 __all__ = ["inverse_plots", "inverse_summary_markdown"]
 

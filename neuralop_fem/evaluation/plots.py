@@ -1,12 +1,4 @@
-"""The figures of a forward comparison report, and the axis conventions every figure follows.
-
-Conventions (also used by :mod:`.inverse_report` and the training loss curve): every axis has
-a label with its unit (the fields are nondimensional: "(dimensionless)"; times in s), every
-colour bar a label, integer quantities (sample indices, counts, iterations) integer ticks,
-log axes labelled ticks at every decade and at 2 and 5 between them when they span less than
-three decades, legends placed where they cover the least data, titles that name the solver
-and the model.
-"""
+"""The figures of a forward comparison report (conventions: :mod:`neuralop_fem.plotting`)."""
 
 from __future__ import annotations
 
@@ -18,44 +10,13 @@ import xarray as xr
 
 from solvers.problems import PROBLEMS, get_problem
 
-from ..files import atomic_path
+from ..plotting import integer_axis, log_axis, save
 
-__all__ = ["accuracy_vs_cost", "error_histograms", "integer_axis", "log_axis", "save",
-           "warm_start_bars", "worst_samples"]
+__all__ = ["accuracy_vs_cost", "error_histograms", "warm_start_bars", "worst_samples"]
 
 _LABELS = {"rel_l2": "relative L2 error", "rel_h1": "relative H1-seminorm error",
            "rel_energy": "relative energy-norm error"}
 _FIELD = {"u0": "initial condition u0(x)", "u": "solution u", "a": "coefficient a"}
-
-
-def log_axis(ax: Any, which: str = "y") -> None:
-    """Log scale with labelled ticks at each decade (and at 2, 5 on short ranges)."""
-    from matplotlib.ticker import LogFormatterSciNotation, LogLocator
-
-    axis = ax.yaxis if which == "y" else ax.xaxis
-    (ax.set_yscale if which == "y" else ax.set_xscale)("log")
-    lo, hi = (ax.get_ylim() if which == "y" else ax.get_xlim())
-    short = lo > 0 and hi / lo < 1e3
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if short else (1.0,)))
-    axis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
-    axis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10) * 1.0))
-
-
-def integer_axis(ax: Any, which: str = "y") -> None:
-    """Integer ticks only (counts, sample indices, iterations)."""
-    from matplotlib.ticker import MaxNLocator
-
-    (ax.yaxis if which == "y" else ax.xaxis).set_major_locator(MaxNLocator(integer=True))
-
-
-def save(fig: Any, path: Path, *, dpi: int = 110) -> Path:
-    """Write ``fig`` as a PNG atomically and close it."""
-    import matplotlib.pyplot as plt
-
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi, format="png")
-    plt.close(fig)
-    return path
 
 
 def _names(ds: xr.Dataset) -> tuple[str, str]:

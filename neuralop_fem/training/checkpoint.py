@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -232,21 +233,34 @@ def write_metrics_csv(history: dict[str, list[float]], path: Path) -> None:
 
 
 def write_loss_curve(history: dict[str, list[float]], path: Path, *, title: str = "") -> None:
-    """Train loss and validation relative L2 against the epoch (log scale), matplotlib Agg."""
+    """Train loss, validation relative L2 and learning rate against the epoch (log scales)."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    epochs = list(range(1, len(history["train_loss"]) + 1))
-    fig = Figure(figsize=(6, 4))
-    ax = fig.add_subplot()
-    ax.semilogy(epochs, history["train_loss"], label="train loss")
-    ax.semilogy(epochs, history["val_rel_l2"], label="validation rel. L2")
-    ax.set_xlabel("epoch")
-    ax.set_title(title)
+    from ..plotting import integer_axis, log_axis
+
+    epochs = np.arange(1, len(history["train_loss"]) + 1)
+    fig = Figure(figsize=(7, 5.2), layout="constrained")
+    ax, ax_lr = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+    ax.plot(epochs, history["train_loss"], label="training loss (rel. L2 + H1 term)")
+    val = np.asarray(history["val_rel_l2"], dtype=float)
+    ax.plot(epochs, val, label="validation rel. L2 error")
+    if np.isfinite(val).any():
+        best = int(np.nanargmin(val))
+        ax.plot(epochs[best], val[best], "o", color="k",
+                label=f"selected: epoch {epochs[best]}, {val[best]:.3e}")
+    log_axis(ax, "y")
+    ax.set_ylabel("loss / error (dimensionless)")
+    ax.set_title(title or "training history")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
+    ax.legend(fontsize=8, loc="upper right", framealpha=0.9)
+    ax_lr.plot(epochs, history["lr"], color="tab:gray")
+    log_axis(ax_lr, "y")
+    ax_lr.set_ylabel("learning rate")
+    ax_lr.set_xlabel("epoch")
+    integer_axis(ax_lr, "x")
+    ax_lr.grid(True, which="both", alpha=0.3)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=100, format="png")
