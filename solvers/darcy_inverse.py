@@ -100,7 +100,9 @@ class DarcyInverseSolver:
     ``coarse_maxiter`` iterations each, grids with ``n <= 48`` by the direct solver), each
     result interpolated bilinearly in ``m`` to start the next grid. It finds the interfaces at
     a fraction of the cost of fine-grid iterations. A given ``initial_guess`` (e.g. a
-    surrogate's prediction) starts on the observation grid directly.
+    surrogate's prediction) starts on the observation grid directly, or, with
+    ``warm_levels > 1``, passes through that many grids the same way (restricted to the
+    coarsest by taking every other node).
 
     Stopping rule on the observation grid (checked at the start and after every iteration):
     with noise, the discrepancy principle ``||F(a) - u_obs|| <= tau * delta``, ``delta =
@@ -149,6 +151,8 @@ class DarcyInverseSolver:
         L-BFGS-B iterations on each coarse grid.
     levels
         Number of grids of the multilevel start, the observation grid included (1: none).
+    warm_levels
+        The same for a start from a given ``initial_guess`` (default 1: observation grid only).
     memory
         L-BFGS-B correction pairs.
 
@@ -176,6 +180,7 @@ class DarcyInverseSolver:
     maxiter: int = 40
     coarse_maxiter: int = 100
     levels: int = 3
+    warm_levels: int = 1
     memory: int = 30
 
     def __post_init__(self) -> None:
@@ -201,7 +206,7 @@ class DarcyInverseSolver:
         if self.regularization is not None:
             values["regularization"] = _real(self.regularization, name="regularization",
                                              strict=False)
-        for name in ("maxiter", "coarse_maxiter", "levels", "memory"):
+        for name in ("maxiter", "coarse_maxiter", "levels", "warm_levels", "memory"):
             _count(getattr(self, name), name=name, low=1)
         if self.bounds is not None:
             b = self.bounds
@@ -348,7 +353,7 @@ class DarcyInverseSolver:
                 index: int) -> tuple[Array, tuple[Any, ...]]:
         """Multilevel start (or the guess), then L-BFGS-B on the observation grid."""
         n = u_obs.shape[0]
-        grids = [n] if guess is not None else coarse_grids(n, self.levels)
+        grids = coarse_grids(n, self.levels if guess is None else self.warm_levels)
         problems = []
         for nc in grids:
             stride = (n - 1) // (nc - 1)
