@@ -77,7 +77,7 @@ def run_case(surrogate: Surrogate, solver: Any, obs: dict[str, np.ndarray]) -> d
     """One (grid, noise) cell: the comparison, its means, ratios and per-sample arrays."""
     t0 = time.perf_counter()
     ds = compare(solver, surrogate, obs["noisy"], reference_solution=obs["truth"],
-                 warm_start=True)
+                 warm_start=True, noise_level=obs["levels"])
     means = _means(ds)
     cl, warm = means["classical"], means["warm_started"]
     return {

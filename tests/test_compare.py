@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from neuralop_fem.errors import ShapeError
+from neuralop_fem.errors import InputError, ShapeError
 from neuralop_fem.evaluation import METRICS, compare
 from neuralop_fem.metrics import energy_norm_error
 from solvers.burgers import BurgersSpectralSolver
@@ -101,6 +101,12 @@ def test_warm_start_and_fields(coefficients):
 def test_shape_mismatch_is_refused(coefficients):
     with pytest.raises(ShapeError, match="must have the shape of the inputs"):
         compare(DarcyFDSolver(), Zero(), coefficients, reference_solution=np.zeros((3, 9, 9)))
+
+
+def test_noise_level_is_refused_for_forward_problems(coefficients):
+    solver = DarcyFDSolver()
+    with pytest.raises(InputError, match="`noise_level` applies to inverse problems only"):
+        compare(solver, solver, coefficients[:1], noise_level=0.01)
 
 
 def test_a_candidate_worse_than_zero_is_called_out_in_the_report(coefficients, tmp_path):

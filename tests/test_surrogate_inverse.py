@@ -14,6 +14,7 @@ from neuralop_fem.errors import ShapeError
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.models import PRESETS
 from neuralop_fem.surrogate import OODWarning
+from neuralop_fem.surrogate.resample import resample_nodes
 from neuralop_fem.training import TrainConfig, Trainer
 from neuralop_fem.training.setup import make_dataset
 from solvers import DarcyInverseSolver
@@ -109,6 +110,17 @@ def test_noise_level_comes_from_the_run(inverse_run):
     np.testing.assert_allclose(level, want, rtol=1e-3)
 
 
+def test_noise_level_converts_on_other_grids(inverse_run):
+    run, data, config = inverse_run
+    sur = Surrogate.load(run)
+    u = load_dataset(data)["u"].values
+    fine = resample_nodes(u[12:16], 2 * N - 1, order=1)  # 57 nodes, interpolated
+    level = sur.relative_noise_level(fine)
+    np.testing.assert_allclose(level, sur.relative_noise_level(u[12:16]), rtol=0.05)
+    with pytest.raises(ShapeError, match="square node grids"):
+        sur.relative_noise_level(u[12:16, :, :-1])
+
+
 def test_reference_solver_is_the_classical_inversion_of_the_training_data(inverse_run):
     run, _, _ = inverse_run
     solver = Surrogate.load(run).reference_solver()
@@ -143,6 +155,13 @@ def test_compare_on_the_inverse_problem_reports_three_answers_against_the_truth(
     assert out["coefficient"].shape == (3, 2, N, N)
     with pytest.raises(ValueError, match="true coefficient"):
         compare(solver, sur, noisy)
+    # an explicit noise level reaches the inversion's discrepancy principle
+    loose = compare(solver, sur, noisy, reference_solution=truth, warm_start=False,
+                    noise_level=0.2, keep_fields=True)
+    a_loose = solver.solve(noisy, noise_level=0.2)
+    np.testing.assert_allclose(loose["coefficient"].sel(approach="classical").values, a_loose)
+    assert (loose["pde_solves"].sel(approach="classical").values
+            <= out["pde_solves"].sel(approach="classical").values).all()
 
 
 def test_evaluate_and_compare_commands_accept_inverse_runs(inverse_run, tmp_path, capsys):

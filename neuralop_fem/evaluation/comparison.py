@@ -127,7 +127,7 @@ def _solutions(reference: Any, candidate: Any, values: NDArray[np.float64], prob
 
 def compare(reference: Any, candidate: Any, inputs: Any, *,
             reference_solution: Any = None, warm_start: bool = False,
-            keep_fields: bool = False) -> xr.Dataset:
+            keep_fields: bool = False, noise_level: Any = None) -> xr.Dataset:
     """Per-sample errors and timings of ``candidate`` against ``reference`` on ``inputs``.
 
     Parameters
@@ -148,6 +148,10 @@ def compare(reference: Any, candidate: Any, inputs: Any, *,
         record ``warm_iterations``/``warm_time`` beside ``reference_iterations``/``reference_time``.
     keep_fields
         Also return ``input``, ``reference``, ``candidate`` fields (for plots).
+    noise_level : float or (n_samples,) array, optional
+        Inverse problems only: the observations' relative noise level for the inversion's
+        discrepancy principle; default: the candidate's training noise converted to the
+        inputs (``Surrogate.relative_noise_level``). An error for forward problems.
 
     For an inverse problem (both sides declare ``problem = "darcy-inverse"``, e.g.
     ``DarcyInverseSolver()`` and an inverse surrogate) the comparison is against the truth:
@@ -179,7 +183,12 @@ def compare(reference: Any, candidate: Any, inputs: Any, *,
         from .inverse_comparison import compare_inverse
 
         return compare_inverse(reference, candidate, inputs, truth=reference_solution,
-                               warm_start=warm_start, keep_fields=keep_fields)
+                               warm_start=warm_start, keep_fields=keep_fields,
+                               noise_level=noise_level)
+    if noise_level is not None:
+        msg = (f"`noise_level` applies to inverse problems only; got {noise_level!r} for the "
+               f"{problem.name} problem.")
+        raise InputError(msg)
     batch = as_batch(inputs, name=problem.input_name, core_dims=problem.dims)
     values = batch.values
     known = None if reference_solution is None else _reference_values(reference_solution, batch,

@@ -165,7 +165,9 @@ class Surrogate:
         training noise (:attr:`noise`, paper convention) corresponds to for ``inputs``.
 
         This is the level a classical inversion's discrepancy principle needs
-        (:class:`solvers.DarcyInverseSolver`, ``noise_level``). Inputs on the model grid.
+        (:class:`solvers.DarcyInverseSolver`, ``noise_level``). Inputs on another square node
+        grid use ``sigma`` interpolated bilinearly to it (both norms are over that grid's
+        interior nodes, so the ratio does not depend on the grid).
         """
         batch = as_batch(inputs, name=self.spec.input_name, core_dims=self.spec.dims)
         u = batch.values
@@ -173,9 +175,11 @@ class Surrogate:
         if self.noise == 0 or std is None:
             return np.zeros(len(u))
         if u.shape[1:] != std.shape:
-            msg = (f"`{self.spec.input_name}` must be on the model grid {std.shape} to convert "
-                   f"the noise level; got {u.shape[1:]}.")
-            raise ShapeError(msg)
+            if u.ndim != 3 or u.shape[1] != u.shape[2] or u.shape[1] < 3:
+                msg = (f"`{self.spec.input_name}` must be square node grids (n, n), n >= 3, "
+                       f"to convert the noise level; got {u.shape[1:]}.")
+                raise ShapeError(msg)
+            std = resample_nodes(std[None], u.shape[1], order=1)[0]
         num = self.noise * np.linalg.norm(std[1:-1, 1:-1])
         return num / np.linalg.norm(u[:, 1:-1, 1:-1].reshape(len(u), -1), axis=1)
 
