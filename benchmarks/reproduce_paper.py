@@ -49,6 +49,7 @@ from _reproduction_record import (  # noqa: E402
     dataset_record,
     markdown,
     train_command,
+    upgrade_legacy,
 )
 
 # Tiny settings of --quick (a smoke run of every step, not a reproduction).
@@ -209,10 +210,13 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
     }
 
 
-def merge(entries: list[dict[str, Any]], stem: str, quick: bool) -> None:
+def merge(entries: list[dict[str, Any]], stem: str, quick: bool, data_dir: Path) -> None:
+    """Add rows to ``results/<stem>.json`` (completing rows of the older format) and rewrite
+    the markdown."""
     path = HERE / "results" / f"{stem}.json"
     results = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
     results["quick"] = quick
+    results["runs"] = {k: upgrade_legacy(v, data_dir) for k, v in results["runs"].items()}
     for entry in entries:
         results["runs"][entry["key"]] = entry
     write_results(stem, results, markdown(results))
@@ -281,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         entries = [evaluate(r, args.data, label=args.label, quick=args.quick,
                             reduced=args.reduced, eval_device=args.eval_device, reproduce=None)
                    for r in args.record]
-        merge(entries, stem, args.quick)
+        merge(entries, stem, args.quick, args.data_dir)
         return 0
     entries = []
     for preset in args.preset or ["burgers-galerkin"]:
@@ -294,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
                              reduced=args.reduced, eval_device=args.eval_device,
                              reproduce=_reproduce_command(args, preset, seed))
             entries.append(entry)
-            merge([entry], stem, args.quick)
+            merge([entry], stem, args.quick, args.data_dir)
             _log.info("%s seed %d: %s", preset, seed, {n: f"{e['rel_l2']['mean']:.4e}"
                                                        for n, e in entry["errors"].items()})
     return 0
