@@ -164,7 +164,8 @@ def train(args: argparse.Namespace, preset: str, seed: int) -> tuple[Path, Path]
 
 
 def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bool,
-             eval_device: str | None, reproduce: str | None) -> dict[str, Any]:
+             eval_device: str | None, reproduce: str | None,
+             training_commit: str | None = None) -> dict[str, Any]:
     """Evaluate a finished run on its test split and build its row."""
     from neuralop_fem.evaluation import evaluate_run
     from neuralop_fem.training import read_run_info
@@ -187,7 +188,8 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
     model_changes, train_changes = changes(info)
     seed = int(info["train_config"]["seed"])
     key = f"{info['preset']}|{Path(data).stem}|{mode}|{label or 'preset'}|seed{seed}"
-    code = info.get("code") or {"commit": None, "dirty": None}
+    code = info.get("code") or {"commit": training_commit, "dirty": None,
+                                "source": "--training-commit" if training_commit else None}
     return {
         "key": key, "preset": info["preset"], "label": label, "mode": mode, "task": task,
         "seed": seed, "data": dataset_record(Path(data)),
@@ -259,6 +261,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--record", action="append", type=Path, metavar="RUN_DIR",
                    help="only evaluate and record these finished runs (with --data)")
     p.add_argument("--data", type=Path, help="dataset of the --record runs")
+    p.add_argument("--training-commit", metavar="SHA",
+                   help="code commit of --record runs whose run.json predates recording it")
     p.add_argument("--quick", action="store_true", help="tiny smoke run of every step")
     p.add_argument("--reduced", action="store_true",
                    help=f"CPU-sized Darcy configuration {REDUCED}, labelled 'reduced'")
@@ -283,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.data is None:
             _parser().error("--record needs --data")
         entries = [evaluate(r, args.data, label=args.label, quick=args.quick,
-                            reduced=args.reduced, eval_device=args.eval_device, reproduce=None)
+                            reduced=args.reduced, eval_device=args.eval_device, reproduce=None,
+                            training_commit=args.training_commit)
                    for r in args.record]
         merge(entries, stem, args.quick, args.data_dir)
         return 0
