@@ -29,7 +29,8 @@ def _check_choice(value: str, *, name: str, valid: tuple[str, ...]) -> None:
 def _check_common(solver: Any) -> None:
     """Validate and normalise the settings shared by both solvers (frozen dataclasses)."""
     forcing = solver.forcing
-    if isinstance(forcing, bool) or not isinstance(forcing, int | float) or not np.isfinite(forcing):
+    real = isinstance(forcing, int | float) and not isinstance(forcing, bool)
+    if not real or not np.isfinite(forcing):
         msg = f"`forcing` must be a finite real number; got {forcing!r}."
         raise InputError(msg)
     object.__setattr__(solver, "forcing", float(forcing))
@@ -40,11 +41,15 @@ def _check_common(solver: Any) -> None:
         raise InputError(msg)
     object.__setattr__(solver, "tol", float(tol))
     maxiter = solver.maxiter
-    if maxiter is not None and (isinstance(maxiter, bool) or not isinstance(maxiter, int) or maxiter < 1):
+    if maxiter is not None and (
+        isinstance(maxiter, bool) or not isinstance(maxiter, int) or maxiter < 1
+    ):
         msg = f"`maxiter` must be None or an int >= 1; got {maxiter!r}."
         raise InputError(msg)
     threads = solver.blas_threads
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+    ):
         msg = f"`blas_threads` must be None or an int >= 1; got {threads!r}."
         raise InputError(msg)
 
@@ -140,7 +145,11 @@ class _DarcyGridSolver:
         a = batch.values
         n_samples, n, _ = a.shape
         guess = _as_field(initial_guess, batch, name="initial_guess")
-        f = self.forcing if forcing is None else _as_field(forcing, batch, name="forcing", broadcast=True)
+        f = (
+            self.forcing
+            if forcing is None
+            else _as_field(forcing, batch, name="forcing", broadcast=True)
+        )
         u = np.zeros_like(a)
         iterations = np.zeros(n_samples, dtype=np.int64)
         residual = np.zeros(n_samples)

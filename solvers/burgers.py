@@ -38,7 +38,10 @@ def _validate_common(obj: Any) -> None:
     if obj.output_times is not None:
         t = np.asarray(obj.output_times, dtype=np.float64)
         if t.ndim != 1 or t.size == 0 or not np.isfinite(t).all():
-            msg = f"`output_times` must be a non-empty 1-D sequence of finite times; got {obj.output_times!r}."
+            msg = (
+                "`output_times` must be a non-empty 1-D sequence of finite times; "
+                f"got {obj.output_times!r}."
+            )
             raise InputError(msg)
         if (t < 0).any() or (t > obj.final_time).any():
             msg = (
@@ -83,7 +86,9 @@ class _BurgersBase:
         """Solve for each initial condition; see :meth:`solve_with_report`."""
         return self.solve_with_report(inputs, initial_guess=initial_guess)[0]
 
-    def solve_with_report(self, inputs: Any, *, initial_guess: Any = None) -> tuple[Any, SolveReport]:
+    def solve_with_report(
+        self, inputs: Any, *, initial_guess: Any = None
+    ) -> tuple[Any, SolveReport]:
         """Solve for each initial condition in ``inputs``.
 
         Parameters

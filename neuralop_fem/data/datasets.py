@@ -214,7 +214,8 @@ def _node_grid(n: int) -> torch.Tensor:
 
 
 class DarcyInverseDataset(_FieldDataset):
-    """Darcy inverse items (Cao 2021; docs/data_format.md): recover the coefficient from the solution.
+    """Darcy inverse items (Cao 2021; docs/data_format.md): recover the coefficient from the
+    solution.
 
     ``input``: u subsampled to ``n_fine`` (stride ``s_f = (n_full-1)/(n_fine-1)``), plus fixed
     noise; ``target``: the coefficient average-pooled by ``s_f`` to ``n_fine`` and again by
@@ -269,7 +270,8 @@ class DarcyInverseDataset(_FieldDataset):
         self._noise_scale: np.ndarray | None = None
         if self.noise > 0:
             if noise_seed is None or input_normalizer is None:
-                msg = "`noise_seed` and `input_normalizer` must be given when `noise` > 0; got None."
+                msg = ("`noise_seed` and `input_normalizer` must be given when `noise` > 0; "
+                       "got None.")
                 raise InputError(msg)
             std = input_normalizer.std.detach().cpu().numpy().astype(np.float64)
             if std.shape != (self.n_fine, self.n_fine, 1):

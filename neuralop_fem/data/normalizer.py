@@ -165,7 +165,8 @@ class UnitGaussianNormalizer(nn.Module):
         return self.encode(x)
 
     def extra_repr(self) -> str:
-        return f"shape={tuple(self.mean.shape)}, eps={float(self.eps):g}, periodic={bool(self.periodic)}"
+        return (f"shape={tuple(self.mean.shape)}, eps={float(self.eps):g}, "
+                f"periodic={bool(self.periodic)}")
 
 
 def _interpolate(field: torch.Tensor, spatial: tuple[int, ...], *, periodic: bool) -> torch.Tensor:

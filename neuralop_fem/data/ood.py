@@ -35,8 +35,8 @@ from solvers.problems import get_problem
 
 from ..errors import InputError
 
-__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics", "reference_from_dataset",
-           "reference_from_inputs"]
+__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics",
+           "reference_from_dataset", "reference_from_inputs"]
 
 #: Training inputs used to fit a reference (the statistics converge long before this).
 MAX_REFERENCE_SAMPLES = 256
@@ -138,7 +138,8 @@ class OODReference:
         k = len(STAT_NAMES[self.problem])
         cov = np.asarray(self.covariance, dtype=np.float64)
         if len(self.mean) != k or cov.shape != (k, k):
-            msg = f"`mean`/`covariance` must have shapes ({k},)/({k}, {k}); got {len(self.mean)}/{cov.shape}."
+            msg = (f"`mean`/`covariance` must have shapes ({k},)/({k}, {k}); "
+                   f"got {len(self.mean)}/{cov.shape}.")
             raise InputError(msg)
 
     @classmethod
@@ -191,7 +192,9 @@ class OODReference:
             near |= np.abs(a - v) <= 1e-6 * abs(v)
         return 1.0 - near.reshape(len(a), -1).mean(axis=1)
 
-    def flags(self, inputs: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_], str]:
+    def flags(
+        self, inputs: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.bool_], str]:
         """Scores, per-sample flags and a message describing the flagged samples."""
         score = self.score(inputs)
         flagged = score > self.threshold
@@ -199,7 +202,8 @@ class OODReference:
         if flagged.any():
             parts.append(
                 f"{int(flagged.sum())} of {len(score)} input(s) have an out-of-distribution score "
-                f"d^2 up to {score.max():.3g} > {self.threshold:.3g} (chi2 {OOD_QUANTILE} quantile, "
+                f"d^2 up to {score.max():.3g} > {self.threshold:.3g} "
+                f"(chi2 {OOD_QUANTILE} quantile, "
                 f"statistics {STAT_NAMES[self.problem]} vs {self.n_train} training inputs)"
             )
         if self.value_set:

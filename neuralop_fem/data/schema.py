@@ -120,7 +120,10 @@ _BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
 VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
     "burgers": {
         U0: {"units": "1", "long_name": "initial condition u(x, t=0) (nondimensional)"},
-        U: {"units": "1", "long_name": "solution u(x, t=final_time) (nondimensional); " + _BURGERS_U},
+        U: {
+            "units": "1",
+            "long_name": "solution u(x, t=final_time) (nondimensional); " + _BURGERS_U,
+        },
         U_T: {"units": "1", "long_name": "solution u(x, t) at the output times (nondimensional)"},
         X: {
             "units": "1",
@@ -140,7 +143,10 @@ VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
     },
     "darcy": {
         A: {"units": "1", "long_name": "coefficient a(x, y) of -div(a grad u) = f"},
-        U: {"units": "1", "long_name": "solution u(x, y) of -div(a grad u) = f, u = 0 on the boundary"},
+        U: {
+            "units": "1",
+            "long_name": "solution u(x, y) of -div(a grad u) = f, u = 0 on the boundary",
+        },
         X: {
             "units": "1",
             "long_name": "position x on [0, 1] (node grid incl. boundary, x_i = i/(n-1))",
@@ -210,7 +216,8 @@ def netcdf_attrs(mapping: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = float(value)
         elif isinstance(value, list | tuple | np.ndarray):
             arr = np.asarray(value)
-            if arr.dtype.kind in "US" or (arr.dtype.kind == "O" and all(isinstance(v, str) for v in value)):
+            strings = arr.dtype.kind == "O" and all(isinstance(v, str) for v in value)
+            if arr.dtype.kind in "US" or strings:
                 out[key] = ",".join(str(v) for v in value)
             elif arr.dtype.kind in "iu":
                 out[key] = arr.astype(np.int64)
@@ -300,7 +307,8 @@ def _assemble(
         arr = _per_sample(values, name=name, n=n, dtype=dtype)
         data_vars[name] = ((SAMPLE,), arr, _var_attrs(problem, name))
     xr_coords = {
-        name: ((name,), np.asarray(values), _var_attrs(problem, name)) for name, values in coords.items()
+        name: ((name,), np.asarray(values), _var_attrs(problem, name))
+        for name, values in coords.items()
     }
     ds = xr.Dataset(data_vars, coords=xr_coords, attrs=_global_attrs(problem, attrs, dtypes.pop()))
     from .validation import validate

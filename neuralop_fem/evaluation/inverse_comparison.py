@@ -59,7 +59,8 @@ def _truth(truth: Any, shape: tuple[int, ...], single: bool) -> Array:
     if single and a.ndim == len(shape) - 1:
         a = a[None]
     if a.shape != shape:
-        msg = f"`reference_solution` must have the shape of the observations {shape}; got {a.shape}."
+        msg = (f"`reference_solution` must have the shape of the observations {shape}; "
+               f"got {a.shape}.")
         raise ShapeError(msg)
     if not np.isfinite(a).all() or (a <= 0).any():
         msg = "`reference_solution` must be a finite coefficient > 0 everywhere."
@@ -236,7 +237,9 @@ def compare_inverse(reference: Any, candidate: Any, inputs: Any, *, truth: Any,
     if keep_fields:
         ds["truth"] = (("sample", "x", "y"), a_true)
         ds["observation"] = (("sample", "x", "y"), u)
-        ds["coefficient"] = (("approach", "sample", "x", "y"), np.stack([fields[m] for m in methods]))
+        ds["coefficient"] = (
+            ("approach", "sample", "x", "y"), np.stack([fields[m] for m in methods])
+        )
     _summarise(ds, reference, candidate)
     return ds
 

@@ -116,7 +116,8 @@ def _coefficient_panels(ds: xr.Dataset, out: Path, plt: Any) -> Path:
             ax.set_xlabel("x")
             ax.set_ylabel("y")
             label = "true coefficient" if name == "truth" else _LABEL.get(name, name)
-            sub = "" if name == "truth" else f"\nrel. L2 {ds['rel_l2'].sel(approach=name).values[i]:.2e}"
+            sub = ("" if name == "truth"
+                   else f"\nrel. L2 {ds['rel_l2'].sel(approach=name).values[i]:.2e}")
             ax.set_title(f"{label}{sub}", fontsize=9)
         axes[row, 0].set_ylabel(f"{kind} sample {int(ds['sample'].values[i])}\ny")
     fig.colorbar(image, ax=axes, shrink=0.8, label="coefficient a (dimensionless)")

@@ -65,7 +65,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
 
     Returns
     -------
-    dict from :func:`~neuralop_fem.evaluation.report.write_report` plus ``"dataset"`` (the comparison).
+    dict from :func:`~neuralop_fem.evaluation.report.write_report` plus ``"dataset"``
+    (the comparison).
     """
     from ..data import load_dataset
     from ..data.io import reading
@@ -102,11 +103,12 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                         model_resolution=sur.resolution, file_resolution=n_file,
                         validation_error=sur.validation_error, test_error=sur.test_error)
     notes = (f"Run `{os.fspath(run_dir)}` (validation rel. L2 {sur.validation_error:.3e}, test "
-             f"{sur.test_error:.3e}); data `{os.fspath(data)}` strided {n_file} -> {sur.resolution}; "
+             f"{sur.test_error:.3e}); data `{os.fspath(data)}` strided {n_file} -> "
+             f"{sur.resolution}; "
              f"samples {idx[0]}..{idx[-1]} ({len(idx)}). Times: wall seconds per sample on "
              f"{sur.device} (surrogate) and one CPU process (solver).")
-    report = write_report(result, out, title=f"{sur.problem}: surrogate vs {type(reference).__name__}",
-                          notes=notes)
+    title = f"{sur.problem}: surrogate vs {type(reference).__name__}"
+    report = write_report(result, out, title=title, notes=notes)
     report["dataset"] = result
     return report
 

@@ -3,7 +3,8 @@
 Errors per sample: relative L2 ``||p - u|| / ||u||`` on the grid (the papers' metric, averaged
 over samples) and the relative H1 seminorm error with both gradients by central differences
 (:func:`neuralop_fem.metrics.relative_h1`). For Darcy the H1 error has a floor of
-a few per cent even for the exact solution (the gradient jumps across interfaces; docs/training.md, Evaluate).
+a few per cent even for the exact solution (the gradient jumps across interfaces;
+docs/training.md, Evaluate).
 """
 
 from __future__ import annotations

@@ -48,7 +48,8 @@ __all__ = [
 def _check_unit_square(mesh: skfem.Mesh) -> None:
     lo, hi = mesh.p.min(axis=1), mesh.p.max(axis=1)
     if mesh.p.shape[0] != 2 or lo.min() < -1e-12 or hi.max() > 1 + 1e-12:
-        msg = (f"`mesh` must be a 2D mesh inside the unit square [0, 1]^2 (the surrogate's domain); "
+        msg = ("`mesh` must be a 2D mesh inside the unit square [0, 1]^2 "
+               "(the surrogate's domain); "
                f"got a {mesh.p.shape[0]}D mesh with bounding box {lo.tolist()}..{hi.tolist()}.")
         raise InputError(msg)
 
@@ -78,7 +79,8 @@ def coefficient_to_grid(mesh: skfem.Mesh, coefficient: ArrayLike, n: int) -> NDA
     """
     coef = np.asarray(coefficient, dtype=np.float64)
     if coef.shape != (mesh.nelements,):
-        msg = f"`coefficient` must have shape ({mesh.nelements},), one value per element; got {coef.shape}."
+        msg = (f"`coefficient` must have shape ({mesh.nelements},), one value per element; "
+               f"got {coef.shape}.")
         raise ShapeError(msg)
     check_finite(coef, name="coefficient")
     _check_unit_square(mesh)

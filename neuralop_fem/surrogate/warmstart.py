@@ -1,7 +1,8 @@
 """Surrogate predictions inside iterative Darcy solves: residual check, warm starts, policy.
 
-For the discrete Darcy system ``A x = b`` of a classical solver (:class:`~solvers.darcy.DarcyFDSolver`
-or :class:`~solvers.darcy.DarcyFEMSolver` on the node grid), a surrogate prediction ``p`` can
+For the discrete Darcy system ``A x = b`` of a classical solver
+(:class:`~solvers.darcy.DarcyFDSolver` or :class:`~solvers.darcy.DarcyFEMSolver` on the node grid),
+a surrogate prediction ``p`` can
 
 * be **accepted** when its relative residual ``||b - A p|| / ||b||`` is small enough;
 * **warm-start** the Krylov solver (``initial_guess=p``);
@@ -54,7 +55,9 @@ def _check_darcy_solver(solver: Any) -> None:
         raise InputError(msg)
 
 
-def discrete_systems(solver: Any, a: NDArray[np.float64]) -> list[tuple[sp.csr_matrix, NDArray[np.float64]]]:
+def discrete_systems(
+    solver: Any, a: NDArray[np.float64]
+) -> list[tuple[sp.csr_matrix, NDArray[np.float64]]]:
     """The interior systems ``(A, b)`` that ``solver`` solves for each coefficient sample.
 
     Parameters
@@ -72,7 +75,9 @@ def discrete_systems(solver: Any, a: NDArray[np.float64]) -> list[tuple[sp.csr_m
     return solver.systems(np.asarray(a, dtype=np.float64))
 
 
-def relative_residual(solver: Any, a: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:
+def relative_residual(
+    solver: Any, a: NDArray[np.float64], u: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """``||b - A u|| / ||b||`` of each sample with the solver's own discrete operator.
 
     Parameters
@@ -142,7 +147,8 @@ def _timed_solve(solver: Any, a: NDArray[np.float64], pred: NDArray[np.float64],
 
 def measure_warm_start(solver: Any, a: NDArray[np.float64], prediction: NDArray[np.float64], *,
                        tolerances: Sequence[float], variants: Sequence[str] = VARIANTS,
-                       prediction_time: NDArray[np.float64] | float = 0.0, repeats: int = 1) -> xr.Dataset:
+                       prediction_time: NDArray[np.float64] | float = 0.0,
+                       repeats: int = 1) -> xr.Dataset:
     """Iterations and wall time to each tolerance, from zero and from a prediction.
 
     Parameters
@@ -172,7 +178,8 @@ def measure_warm_start(solver: Any, a: NDArray[np.float64], prediction: NDArray[
     a = np.asarray(a, dtype=np.float64)
     prediction = np.asarray(prediction, dtype=np.float64)
     if a.shape != prediction.shape or a.ndim != 3:
-        msg = f"`prediction` must have the shape of `a` (n_samples, n, n) {a.shape}; got {prediction.shape}."
+        msg = (f"`prediction` must have the shape of `a` (n_samples, n, n) {a.shape}; "
+               f"got {prediction.shape}.")
         raise InputError(msg)
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
@@ -208,8 +215,8 @@ class SurrogatePolicy:
 
     For each coefficient sample the surrogate's prediction ``p`` is checked against the
     solver's own discrete system: if ``||b - A p|| / ||b|| <= accept_residual`` it is
-    accepted as is; otherwise the solver runs from ``initial_guess=p`` (a warm start) when ``p`` is a better start than zero
-    (relative residual below 1, the zero start's); if that fails
+    accepted as is; otherwise the solver runs from ``initial_guess=p`` (a warm start) when ``p``
+    is a better start than zero (relative residual below 1, the zero start's); if that fails
     (:class:`~solvers.errors.ConvergenceError`), or the prediction is not finite or worse than
     zero, the solver runs from zero.
 
@@ -230,7 +237,8 @@ class SurrogatePolicy:
         _check_darcy_solver(solver)
         if isinstance(accept_residual, bool) or not isinstance(accept_residual, int | float) \
                 or not 0.0 < accept_residual < 1.0:
-            msg = f"`accept_residual` must be a relative residual in (0, 1); got {accept_residual!r}."
+            msg = ("`accept_residual` must be a relative residual in (0, 1); "
+                   f"got {accept_residual!r}.")
             raise InputError(msg)
         self.surrogate = surrogate
         self.solver = solver

@@ -83,7 +83,9 @@ def _settings(
 
 
 def _describe_differences(old: dict[str, Any], new: dict[str, Any], old_name: str) -> str:
-    keys = sorted(k for k in old.keys() | new.keys() if old.get(k, "<absent>") != new.get(k, "<absent>"))
+    keys = sorted(
+        k for k in old.keys() | new.keys() if old.get(k, "<absent>") != new.get(k, "<absent>")
+    )
     return "; ".join(
         f"{k}: {old.get(k, '<absent>')!r} ({old_name}) vs {new.get(k, '<absent>')!r} (this call)"
         for k in keys
@@ -135,7 +137,8 @@ def _check_call(
 ) -> tuple[type[DataConfig], int, int]:
     cls = config_class(problem)
     if config is not None and not isinstance(config, cls):
-        msg = f"`config` must be a {cls.__name__} for problem {problem!r}; got {type(config).__name__}."
+        msg = (f"`config` must be a {cls.__name__} for problem {problem!r}; "
+               f"got {type(config).__name__}.")
         raise ConfigError(msg)
     if workers is not None and scheduler is not None:
         msg = (f"`workers` and `scheduler` are mutually exclusive (local processes or a dask "
@@ -307,7 +310,9 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
         file_settings = _settings(problem, existing["config"], resolution=existing["resolution"],
                                   seed=existing["dataset_seed"], dtype=existing["dtype"])
     config = cls() if config is None else config
-    resolution = config.check_resolution(BENCHMARK_RESOLUTION[problem] if resolution is None else resolution)
+    resolution = config.check_resolution(
+        BENCHMARK_RESOLUTION[problem] if resolution is None else resolution
+    )
     seed = _int_arg(0 if seed is None else seed, "seed", minimum=0, maximum=MAX_SEED)
     dtype = "float64" if dtype is None else dtype
     settings = _settings(problem, config, resolution=resolution, seed=seed, dtype=dtype)

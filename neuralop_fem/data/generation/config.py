@@ -289,7 +289,8 @@ class BurgersDataConfig(DataConfig):
 class DarcyDataConfig(DataConfig):
     r"""Physics and numerics of a 2D Darcy flow dataset with a two-phase coefficient.
 
-    .. math:: -\nabla \cdot (a \nabla u) = f \text{ on } [0, 1]^2, \quad u = 0 \text{ on the boundary},
+    .. math:: -\nabla \cdot (a \nabla u) = f \text{ on } [0, 1]^2,
+              \quad u = 0 \text{ on the boundary},
               \quad a = \text{high} \text{ where } g > 0, \ \text{low elsewhere},
 
     with :math:`g \sim N(0, (-\Delta + \tau^2 I)^{-\alpha})` (homogeneous Neumann, zero mean)

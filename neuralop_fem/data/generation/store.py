@@ -109,7 +109,9 @@ class PartialRun:
         _atomic_write(path, lambda fh: np.savez(fh, **arrays))
         return path
 
-    def read_chunk(self, start: int, stop: int, names: Iterable[str] | None = None) -> dict[str, NDArray[Any]]:
+    def read_chunk(
+        self, start: int, stop: int, names: Iterable[str] | None = None
+    ) -> dict[str, NDArray[Any]]:
         """The arrays of one chunk (all, or only ``names``)."""
         with np.load(self.chunk_path(start, stop)) as data:
             keys = data.files if names is None else list(names)
