@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _burgers_fd, _burgers_spectral
-from .contract import SolveReport, as_batch, check_positive
+from .contract import SolveReport, SolverInput, SolverOutput, as_batch, check_positive
 from .errors import InputError
 
 __all__ = ["BurgersFDSolver", "BurgersSpectralSolver"]
@@ -82,13 +82,13 @@ class _BurgersBase:
             return np.array([self.final_time])
         return np.asarray(self.output_times)
 
-    def solve(self, inputs: Any, *, initial_guess: Any = None) -> Any:
+    def solve(self, inputs: SolverInput, *, initial_guess: object = None) -> SolverOutput:
         """Solve for each initial condition; see :meth:`solve_with_report`."""
         return self.solve_with_report(inputs, initial_guess=initial_guess)[0]
 
     def solve_with_report(
-        self, inputs: Any, *, initial_guess: Any = None
-    ) -> tuple[Any, SolveReport]:
+        self, inputs: SolverInput, *, initial_guess: object = None
+    ) -> tuple[SolverOutput, SolveReport]:
         """Solve for each initial condition in ``inputs``.
 
         Parameters

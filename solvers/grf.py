@@ -21,13 +21,16 @@ ICLR 2021 (the GRF set-up of the Burgers and Darcy benchmarks).
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.fft
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import InputError, ShapeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contract import SolverInput, SolverOutput
 
 __all__ = ["NeumannGRF", "PeriodicGRF", "sample_seeds", "threshold"]
 
@@ -332,7 +335,7 @@ def sample_seeds(seed: int, indices: ArrayLike) -> NDArray[np.uint64]:
     )
 
 
-def threshold(field: Any, *, high: float = 12.0, low: float = 3.0) -> Any:
+def threshold(field: SolverInput, *, high: float = 12.0, low: float = 3.0) -> SolverOutput:
     """Two-phase coefficient: ``high`` where ``field > 0``, ``low`` elsewhere.
 
     Parameters

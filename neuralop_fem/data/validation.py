@@ -80,9 +80,8 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
         raise _fail(source, f"attribute `problem` must be one of {PROBLEMS}; got {problem!r}.")
     storage = ds.attrs[STORAGE_DTYPE]
     if storage not in ("float32", "float64"):
-        raise _fail(
-            source, f"attribute `{STORAGE_DTYPE}` must be float32 or float64; got {storage!r}."
-        )
+        raise _fail(source, f"attribute `{STORAGE_DTYPE}` must be float32 or float64; "
+                    f"got {storage!r}.")
 
     expected = dict(FIELD_VARIABLES[problem])
     for name, dims in OPTIONAL_FIELDS[problem].items():
@@ -114,10 +113,8 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
     kinds = {SEED: np.uint64, ITERATIONS: np.int64, RESIDUAL: np.float64, SOLVE_TIME: np.float64}
     for name, dtype in kinds.items():
         if ds[name].dtype != dtype:
-            raise _fail(
-                source,
-                f"variable `{name}` must have dtype {np.dtype(dtype)}; got {ds[name].dtype}.",
-            )
+            raise _fail(source, f"variable `{name}` must have dtype {np.dtype(dtype)}; "
+                        f"got {ds[name].dtype}.")
 
     _check_coords(ds, problem, source)
     return ds

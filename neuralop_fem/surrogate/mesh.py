@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import skfem
@@ -31,11 +31,17 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import RegularGridInterpolator
 from skfem.helpers import dot
 
-from solvers.contract import SolveReport, check_finite
+from solvers.contract import SolveReport, SolverInput, SolverOutput, check_finite
 
 from ..errors import InputError, ShapeError
 
+if TYPE_CHECKING:  # pragma: no cover
+    import meshio
+
+    from solvers.darcy import DarcyFEMSolver
+
 __all__ = [
+    "GridSurrogate",
     "MeshComparison",
     "coefficient_to_grid",
     "compare_on_mesh",
@@ -160,8 +166,18 @@ class MeshComparison:
     surrogate_time: float
 
 
-def compare_on_mesh(surrogate: Any, mesh: skfem.Mesh, coefficient: ArrayLike, *,
-                    solver: Any = None) -> MeshComparison:
+class GridSurrogate(Protocol):
+    """What :func:`compare_on_mesh` needs of a surrogate: its node grid size ``resolution``
+    and ``solve(a)`` for ``a`` of shape (n, n) on that grid."""
+
+    @property
+    def resolution(self) -> int: ...
+
+    def solve(self, inputs: SolverInput, /) -> SolverOutput: ...
+
+
+def compare_on_mesh(surrogate: GridSurrogate, mesh: skfem.Mesh, coefficient: ArrayLike, *,
+                    solver: DarcyFEMSolver | None = None) -> MeshComparison:
     """Evaluate a grid surrogate on a mesh problem and compare with the P1 FEM solution.
 
     Parameters
@@ -289,7 +305,7 @@ def read_fields(path: str | os.PathLike[str]) -> tuple[skfem.Mesh, dict[str, NDA
     return mesh, points, cells
 
 
-def mesh_from_meshio(m: Any) -> skfem.Mesh:
+def mesh_from_meshio(m: meshio.Mesh) -> skfem.Mesh:
     """A scikit-fem mesh from a meshio mesh (:func:`skfem.io.meshio.from_meshio`).
 
     The type follows the cells (triangles -> ``MeshTri1``, quadrilaterals -> ``MeshQuad1``,

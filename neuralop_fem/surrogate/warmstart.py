@@ -23,16 +23,19 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import NDArray
 
-from solvers.contract import as_batch
+from solvers.contract import SolverInput, SolverOutput, SupportsSolve, as_batch
 
 from ..errors import ConvergenceError, InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from solvers.darcy import DarcySolver
 
 __all__ = [
     "DECISIONS",
@@ -48,7 +51,7 @@ DECISIONS = ("accept", "warm_start", "scratch")
 VARIANTS = ("zero", "warm", "projected", "deflated")
 
 
-def _check_darcy_solver(solver: Any) -> None:
+def _check_darcy_solver(solver: object) -> None:
     if not hasattr(solver, "systems") or not hasattr(solver, "linear_solver"):
         msg = (f"`solver` must be a DarcyFDSolver or DarcyFEMSolver (node grid); got "
                f"{type(solver).__name__}.")
@@ -56,7 +59,7 @@ def _check_darcy_solver(solver: Any) -> None:
 
 
 def discrete_systems(
-    solver: Any, a: NDArray[np.float64]
+    solver: DarcySolver, a: NDArray[np.float64]
 ) -> list[tuple[sp.csr_matrix, NDArray[np.float64]]]:
     """The interior systems ``(A, b)`` that ``solver`` solves for each coefficient sample.
 
@@ -76,7 +79,7 @@ def discrete_systems(
 
 
 def relative_residual(
-    solver: Any, a: NDArray[np.float64], u: NDArray[np.float64]
+    solver: DarcySolver, a: NDArray[np.float64], u: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """``||b - A u|| / ||b||`` of each sample with the solver's own discrete operator.
 
@@ -102,7 +105,7 @@ def relative_residual(
     return res
 
 
-def deflated_pcg(solver: Any, a_mat: sp.csr_matrix, b: NDArray[np.float64],
+def deflated_pcg(solver: DarcySolver, a_mat: sp.csr_matrix, b: NDArray[np.float64],
                  w: NDArray[np.float64], *, n: int) -> tuple[NDArray[np.float64], int, float]:
     """Deflated preconditioned CG from zero with one deflation vector ``w`` (a prediction).
 
@@ -130,7 +133,7 @@ def _start(variant: str, a_mat: sp.csr_matrix, b: NDArray[np.float64],
     return {"x0": np.zeros_like(b), "deflation": p}
 
 
-def _timed_solve(solver: Any, a: NDArray[np.float64], pred: NDArray[np.float64],
+def _timed_solve(solver: DarcySolver, a: NDArray[np.float64], pred: NDArray[np.float64],
                  variant: str) -> tuple[int, float, float]:
     """(iterations, residual, seconds) of one sample: assembly + start + the solver's solve.
 
@@ -145,8 +148,9 @@ def _timed_solve(solver: Any, a: NDArray[np.float64], pred: NDArray[np.float64],
     return int(its), float(res), time.perf_counter() - t0
 
 
-def measure_warm_start(solver: Any, a: NDArray[np.float64], prediction: NDArray[np.float64], *,
-                       tolerances: Sequence[float], variants: Sequence[str] = VARIANTS,
+def measure_warm_start(solver: DarcySolver, a: NDArray[np.float64],
+                       prediction: NDArray[np.float64], *, tolerances: Sequence[float],
+                       variants: Sequence[str] = VARIANTS,
                        prediction_time: NDArray[np.float64] | float = 0.0,
                        repeats: int = 1) -> xr.Dataset:
     """Iterations and wall time to each tolerance, from zero and from a prediction.
@@ -233,7 +237,8 @@ class SurrogatePolicy:
         ``cond(A) ~ 4 (n-1)^2 contrast / pi^2`` (~3e5 at n = 421 with contrast 4).
     """
 
-    def __init__(self, surrogate: Any, solver: Any, *, accept_residual: float = 1e-6) -> None:
+    def __init__(self, surrogate: SupportsSolve, solver: DarcySolver, *,
+                 accept_residual: float = 1e-6) -> None:
         _check_darcy_solver(solver)
         if isinstance(accept_residual, bool) or not isinstance(accept_residual, int | float) \
                 or not 0.0 < accept_residual < 1.0:
@@ -244,7 +249,7 @@ class SurrogatePolicy:
         self.solver = solver
         self.accept_residual = float(accept_residual)
 
-    def solve(self, inputs: Any) -> tuple[Any, xr.Dataset]:
+    def solve(self, inputs: SolverInput) -> tuple[SolverOutput, xr.Dataset]:
         """Solve each sample by the policy.
 
         Parameters

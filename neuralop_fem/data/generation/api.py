@@ -33,8 +33,8 @@ from .config import (
     DataConfig,
     config_class,
 )
-from .executors import Progress, check_main_guard, run_chunks
-from .store import PartialRun, chunk_bounds, partial_dir
+from .executors import ChunkResult, Progress, check_main_guard, run_chunks
+from .store import Manifest, PartialRun, chunk_bounds, partial_dir
 
 __all__ = [
     "BENCHMARK_RESOLUTION",
@@ -326,7 +326,7 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
     # batchings, so an append recomputes the file's last incomplete chunk together with the
     # new samples: the result is then bit-identical to one run of all the samples.
     base = (base // chunk) * chunk
-    manifest = {
+    manifest: Manifest = {
         "format": _FORMAT,
         "settings": settings,
         "chunk_size": chunk,
@@ -356,7 +356,7 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
     return out
 
 
-def _compare_partial(partial: PartialRun, manifest: dict[str, Any], *, out: Path,
+def _compare_partial(partial: PartialRun, manifest: Manifest, *, out: Path,
                      overwrite: bool) -> bool:
     """True if an unfinished run with these settings exists; refuse one with other settings."""
     if not partial.exists():
@@ -397,7 +397,7 @@ def _normalised(settings: dict[str, Any]) -> dict[str, Any]:
     return {**{k: settings[k] for k in config_keys if k in settings}, **config.to_dict()}
 
 
-def _already_assembled(out: Path, manifest: dict[str, Any]) -> bool:
+def _already_assembled(out: Path, manifest: Manifest) -> bool:
     if not out.is_file():
         return False
     try:
@@ -410,7 +410,7 @@ def _already_assembled(out: Path, manifest: dict[str, Any]) -> bool:
     return settings == manifest["settings"] and stored["n_samples"] == manifest["stop"]
 
 
-def _compute(partial: PartialRun, manifest: dict[str, Any], *, config: DataConfig,
+def _compute(partial: PartialRun, manifest: Manifest, *, config: DataConfig,
              workers: int, scheduler: str | None, progress: bool | None) -> None:
     start, stop = manifest["start"], manifest["stop"]
     chunks = chunk_bounds(start, stop, manifest["chunk_size"])
@@ -421,7 +421,7 @@ def _compute(partial: PartialRun, manifest: dict[str, Any], *, config: DataConfi
         _log.info("%d of %d chunks already done", len(done), len(chunks))
     bar = Progress(total=stop - start, initial=n_done, enabled=progress)
 
-    def on_done(a: int, b: int, arrays: dict[str, Any]) -> None:
+    def on_done(a: int, b: int, arrays: ChunkResult) -> None:
         partial.write_chunk(a, b, arrays)
         bar.update(b - a)
 

@@ -38,7 +38,7 @@ WORKER_ENV = {
     "NUMEXPR_NUM_THREADS": "1",
 }
 
-ChunkResult = dict[str, NDArray[Any]]
+ChunkResult = dict[str, NDArray[np.generic]]
 
 
 def solve_chunk(
