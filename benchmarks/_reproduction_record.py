@@ -94,9 +94,10 @@ def generate_command(problem: str, n_samples: int, settings: dict[str, Any] | No
         if key in ("problem", "resolution", "dataset_seed", "dtype") or value is None:
             continue
         flag = "--" + key.replace("_", "-")
-        parts += [flag, *map(repr, value)] if isinstance(value, list) else [flag, repr(value)
-                                                                          if isinstance(value, float)
-                                                                          else str(value)]
+        if isinstance(value, list):
+            parts += [flag, *map(repr, value)]
+        else:
+            parts += [flag, repr(value) if isinstance(value, float) else str(value)]
     return " ".join(shlex.quote(p) for p in parts)
 
 

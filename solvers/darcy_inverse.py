@@ -43,7 +43,7 @@ from ._darcy_fd import AVERAGINGS
 from ._darcy_linear import LINEAR_SOLVERS
 from ._inverse_noise import add_noise, coefficient_errors, paper_noise_to_relative, pool_coefficient
 from ._inverse_report import InverseSolveReport
-from .contract import as_batch, check_finite
+from .contract import Batch, SolverInput, SolverOutput, as_batch, check_finite
 from .errors import InputError, ShapeError
 
 __all__ = [
@@ -270,14 +270,16 @@ class DarcyInverseSolver:
         ev = problem.evaluate(np.log(a_arr), warm=False)
         return ev.value, ev.grad / a_arr
 
-    def solve(self, u_obs: Any, *, initial_guess: Any = None, noise_level: Any = None) -> Any:
+    def solve(self, u_obs: SolverInput, *, initial_guess: SolverInput | None = None,
+              noise_level: ArrayLike | None = None) -> SolverOutput:
         """The coefficient for each observation; see :meth:`solve_with_report`."""
         return self.solve_with_report(u_obs, initial_guess=initial_guess,
                                       noise_level=noise_level)[0]
 
     def solve_with_report(
-        self, u_obs: Any, *, initial_guess: Any = None, noise_level: Any = None
-    ) -> tuple[Any, InverseSolveReport]:
+        self, u_obs: SolverInput, *, initial_guess: SolverInput | None = None,
+        noise_level: ArrayLike | None = None,
+    ) -> tuple[SolverOutput, InverseSolveReport]:
         """Invert each observation and report per-sample diagnostics.
 
         Parameters
@@ -392,7 +394,7 @@ class DarcyInverseSolver:
         return c if self.bounds is None else min(max(c, self.bounds[0]), self.bounds[1])
 
     # -- validation ---------------------------------------------------------------------
-    def _observations(self, u_obs: Any) -> Any:
+    def _observations(self, u_obs: SolverInput) -> Batch:
         batch = as_batch(u_obs, name="u_obs", core_dims=("x", "y"))
         values = batch.values
         n, ny = values.shape[1:]

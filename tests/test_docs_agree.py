@@ -25,7 +25,8 @@ def test_data_format_states_the_compression_the_files_have(rng, tmp_path):
                   if (v.filters() or {}).get("zlib")}
     text = (ROOT / "docs" / "data_format.md").read_text()
     stated = {int(m) for m in re.findall(r"zlib-compressed \(level (\d+)", text)}
-    assert stated and stated == levels
+    assert stated
+    assert stated == levels
 
 
 def test_no_citation_of_design_files_outside_the_repository():

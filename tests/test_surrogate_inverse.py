@@ -40,11 +40,13 @@ def inverse_run(tmp_path_factory):
 def test_loads_and_predicts_the_coefficient_on_the_coarse_grid(inverse_run):
     run, data, _ = inverse_run
     sur = Surrogate.load(run)
-    assert sur.problem == "darcy-inverse" and sur.resolution == N
+    assert sur.problem == "darcy-inverse"
+    assert sur.resolution == N
     assert sur.output_resolution == N_COARSE
     u = load_dataset(data)["u"].values[:3]
     a = sur.solve(u)
-    assert a.shape == (3, N_COARSE, N_COARSE) and np.isfinite(a).all()
+    assert a.shape == (3, N_COARSE, N_COARSE)
+    assert np.isfinite(a).all()
     np.testing.assert_allclose(sur.output_grid, np.linspace(0, 1, N_COARSE))
     one = sur.solve(u[0])
     np.testing.assert_allclose(one, a[0], rtol=1e-12)
@@ -70,8 +72,10 @@ def test_xarray_in_gives_the_coarse_coordinates_out(inverse_run):
     run, data, _ = inverse_run
     u = load_dataset(data)["u"].isel(sample=slice(0, 2)).load()
     a = Surrogate.load(run).solve(u)
-    assert isinstance(a, xr.DataArray) and a.name == "a"
-    assert a.dims == ("sample", "x", "y") and a.shape == (2, N_COARSE, N_COARSE)
+    assert isinstance(a, xr.DataArray)
+    assert a.name == "a"
+    assert a.dims == ("sample", "x", "y")
+    assert a.shape == (2, N_COARSE, N_COARSE)
     np.testing.assert_array_equal(a["sample"].values, u["sample"].values)
     np.testing.assert_allclose(a["x"].values, np.linspace(0, 1, N_COARSE))
 
@@ -125,7 +129,8 @@ def test_reference_solver_is_the_classical_inversion_of_the_training_data(invers
     run, _, _ = inverse_run
     solver = Surrogate.load(run).reference_solver()
     assert isinstance(solver, DarcyInverseSolver)
-    assert solver.forcing == 1.0 and solver.averaging == "harmonic"
+    assert solver.forcing == 1.0
+    assert solver.averaging == "harmonic"
 
 
 def test_compare_on_the_inverse_problem_reports_three_answers_against_the_truth(inverse_run):
@@ -177,7 +182,9 @@ def test_evaluate_and_compare_commands_accept_inverse_runs(inverse_run, tmp_path
     assert names == ["comparison.nc", "inverse_coefficients.png", "misfit_vs_solves.png",
                      "summary.md"]
     text = (out / "summary.md").read_text()
-    assert "classical inversion" in text and "Warm start:" in text
+    assert "classical inversion" in text
+    assert "Warm start:" in text
     saved = xr.open_dataset(out / "comparison.nc")
-    assert saved.sizes["approach"] == 3 and saved.sizes["sample"] == 2
+    assert saved.sizes["approach"] == 3
+    assert saved.sizes["sample"] == 2
     saved.close()

@@ -111,7 +111,8 @@ def verify_solvers(settings: DemoSettings, *, seed: int) -> dict[str, float]:
             "darcy_fd_vs_fem": rel(u_fd, u_fem)}
 
 
-def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int = 0) -> dict[str, Any]:
+def run_demo(out: Path, *, quick: bool = False, device: str = "auto",
+             seed: int = 0) -> dict[str, Any]:
     """Run the five steps into ``out``; return the figures printed at the end."""
     from ..data import generate
     from ..evaluation import compare_run
@@ -128,7 +129,8 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
     timings["verify"] = time.perf_counter() - t0
     _say(f"      Burgers spectral vs exact Cole-Hopf (n={s.verify_burgers_n}): max rel. L2 "
          f"{checks['burgers_spectral_vs_exact']:.2e}")
-    _say(f"      Darcy FD vs 2x-refined FD (n={s.verify_darcy_n}): rel. L2 {checks['darcy_fd_vs_refined']:.2e}; "
+    _say(f"      Darcy FD vs 2x-refined FD (n={s.verify_darcy_n}): rel. L2 "
+         f"{checks['darcy_fd_vs_refined']:.2e}; "
          f"P1 FEM vs refined FD: {checks['darcy_fem_vs_refined']:.2e}; FD vs FEM: "
          f"{checks['darcy_fd_vs_fem']:.2e}")
 

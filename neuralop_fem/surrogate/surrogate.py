@@ -290,7 +290,8 @@ class Surrogate:
             When inputs look unlike the training inputs (see :mod:`neuralop_fem.data.ood`).
         """
         if initial_guess is not None:
-            msg = f"`initial_guess` must be None for a surrogate; got {type(initial_guess).__name__}."
+            msg = ("`initial_guess` must be None for a surrogate; "
+                   f"got {type(initial_guess).__name__}.")
             raise InputError(msg)
         name, core = self.spec.input_name, self.spec.dims
         ndim = np.ndim(getattr(inputs, "values", inputs))
@@ -313,7 +314,8 @@ class Surrogate:
         if n_in != self.resolution and not resample:
             want = (self.resolution,) * len(core)
             msg = (f"`{name}` must be on the model grid {want} (the training resolution); got "
-                   f"{values.shape[1:]}. Pass resample=True to resample to the model grid and back.")
+                   f"{values.shape[1:]}. Pass resample=True to resample to the model grid "
+                   "and back.")
             raise ShapeError(msg)
         t0 = time.perf_counter()
         model_in = self._to_model_grid(values)
@@ -401,7 +403,8 @@ def _check_finite_prediction(pred: NDArray[np.float64], name: str,
         raise InputError(msg)
 
 
-def _darcy_residual(solver: Any, a: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:
+def _darcy_residual(solver: Any, a: NDArray[np.float64],
+                    u: NDArray[np.float64]) -> NDArray[np.float64]:
     from .warmstart import relative_residual
 
     return relative_residual(solver, a, u)
