@@ -151,6 +151,7 @@ CASES = [
     _case("demo-out-is-a-file", "demo --quick --out {file}", "--out", "{file}"),
     _case("demo-out-parent-missing", "demo --quick --out {tmp}/missing/demo", "--out"),
     _case("demo-seed-2**63", f"demo --quick --seed {2**63} --out {{tmp}}/demo", "--seed"),
+    _case("demo-out-not-empty", "demo --quick --out {run}", "--out", "{run}", "--overwrite"),
     _case("demo-device-unknown", "demo --quick --device gpu --out {tmp}/demo", "--device"),
     # the top level
     _case("unknown-command", "frobnicate", "COMMAND", "'frobnicate'"),

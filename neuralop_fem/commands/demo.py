@@ -24,7 +24,7 @@ from typing import Any
 
 from ..files import write_json_atomic
 from ._options import (
-    check_output_dir,
+    check_new_output_dir,
     device,
     int_range,
     naming,
@@ -68,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=output_dir, default=Path("neuralop_fem_demo"), metavar="DIR",
                    help="output directory (default ./neuralop_fem_demo)")
     p.add_argument("--quick", action="store_true", help="smoke run, under a minute")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the files of an earlier demo in DIR (without it a DIR that is "
+                        "not empty is refused)")
     p.add_argument("--device", type=device, default="auto",
                    help="training device: auto (default), cpu, cuda, cuda:K")
     p.add_argument("--seed", type=int_range(0), default=0, help="dataset seed (default 0)")
@@ -111,9 +114,23 @@ def verify_solvers(settings: DemoSettings, *, seed: int) -> dict[str, float]:
             "darcy_fd_vs_fem": rel(u_fd, u_fem)}
 
 
-def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int = 0) -> dict[str, Any]:
-    """Run the five steps into ``out``; return the figures printed at the end."""
+def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int = 0,
+             overwrite: bool = False) -> dict[str, Any]:
+    """Run the five steps into ``out``; return the figures printed at the end.
+
+    Raises
+    ------
+    ConfigError
+        If ``out`` is a directory that is not empty and ``overwrite`` is false (an earlier
+        demo's files are replaced only on request).
+    """
     from ..data import generate
+    from ..errors import ConfigError
+
+    if not overwrite and out.is_dir() and any(out.iterdir()):
+        msg = (f"`out` must be a new or empty directory (pass overwrite=True to replace an "
+               f"earlier demo's files); got {str(out)!r}, which is not empty.")
+        raise ConfigError(msg)
     from ..evaluation import compare_run
     from ..models import PRESETS
     from ..training.config import TrainConfig
@@ -185,11 +202,12 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem demo``; return the exit status."""
-    check_output_dir(args.out, "--out")
+    check_new_output_dir(args.out, "--out", overwrite=args.overwrite)
     if args.device != "auto":
         from ..training.distributed import resolve_device
 
         resolve_device(args.device)
     with naming(args.out):
-        run_demo(args.out, quick=args.quick, device=args.device, seed=args.seed)
+        run_demo(args.out, quick=args.quick, device=args.device, seed=args.seed,
+                 overwrite=args.overwrite)
     return 0
