@@ -117,6 +117,8 @@ CASES = [
     _case("train-batch-size-negative", f"{TRAIN} --batch-size -4 --out {{tmp}}/r",
           "--batch-size"),
     _case("train-device-unknown", f"{TRAIN} --device tpu --out {{tmp}}/r", "--device", "'tpu'"),
+    _case("train-modes-too-many-for-the-grid", f"{TRAIN} --n-train 8 --n-val 4 --n-test 4 "
+          "--resolution 16 --out {tmp}/r", "n >= 30", "n=16", "`--set modes=9`"),
     _case("eval-batch-size-negative", f"{EVAL} --batch-size -3", "--batch-size", "'-3'"),
     _case("eval-batch-size-0", f"{EVAL} --batch-size 0", "--batch-size", "'0'"),
     _case("eval-indices-past-the-end", f"{EVAL} --indices 0:1000", "--indices", "'0:1000'",
