@@ -62,7 +62,8 @@ def split_indices(n_samples: int, config: TrainConfig) -> dict[str, np.ndarray]:
         msg = (
             f"the dataset must have at least n_train + n_val + n_test = {config.n_train} + "
             f"{config.n_val} + {config.n_test} = {need} samples; got {n_samples}. Generate more "
-            "(`neuralop-fem generate ... --append M`) or lower --n-train/--n-val/--n-test."
+            "(`neuralop-fem generate ... --append M`) or lower --n-train/--n-val/--n-test "
+            "(Python: neuralop_fem.training.fit_to_data(config, data) fits them to the file)."
         )
         raise ConfigError(msg)
     test_start = n_samples - config.n_test
