@@ -51,7 +51,8 @@ def git_commit() -> dict[str, Any]:
         return out.stdout.strip()
 
     status = run("status", "--porcelain", "--untracked-files=no")
-    return {"commit": run("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
+    dirty = bool(status) if status is not None else None
+    return {"commit": run("rev-parse", "HEAD"), "dirty": dirty}
 
 
 def versions() -> dict[str, str]:

@@ -93,7 +93,8 @@ def run(*, n: int, batch: int, repeats: int) -> dict:
             "cpu": _cpu_model(), "cores": os.cpu_count(),
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
             "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
-            "note": "2-core box shared with three other engineers' jobs; timings are best of repeats",
+            "note": ("2-core box shared with three other engineers' jobs; "
+                     "timings are best of repeats"),
         },
         "versions": {"python": platform.python_version(), "numpy": np.__version__,
                      "scipy": scipy.__version__},

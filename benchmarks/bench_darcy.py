@@ -44,7 +44,8 @@ RESULTS = Path(__file__).parent / "results"
 def _hardware() -> dict[str, object]:
     try:
         lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines() if ln.startswith("Model name")), "?")
+        model = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines()
+                      if ln.startswith("Model name")), "?")
     except OSError:
         model = "?"
     return {
@@ -160,16 +161,20 @@ def _markdown(result: dict) -> str:
         "# Darcy solver benchmark",
         "",
         f"CPU: {hw['cpu_model']} ({hw['cpu_count']} cores, {hw['note']}); "
-        f"OMP_NUM_THREADS={hw['OMP_NUM_THREADS']}, OPENBLAS_NUM_THREADS={hw['OPENBLAS_NUM_THREADS']}; "
-        f"numpy {hw['numpy']}, scipy {hw['scipy']}, pyamg {hw['pyamg']}, scikit-fem {hw['scikit-fem']}.",
+        f"OMP_NUM_THREADS={hw['OMP_NUM_THREADS']}, "
+        f"OPENBLAS_NUM_THREADS={hw['OPENBLAS_NUM_THREADS']}; "
+        f"numpy {hw['numpy']}, scipy {hw['scipy']}, pyamg {hw['pyamg']}, "
+        f"scikit-fem {hw['scikit-fem']}.",
         f"Settings: {json.dumps(result['settings'])}",
         "",
         "## Speed (DarcyFDSolver, harmonic faces, 12/3 GRF coefficient, f = 1, tol = 1e-10)",
         "",
-        "| n | linear solver | assembly s | solve s | total s/sample | speed-up vs direct | iterations | max rel. residual | max rel. L2 vs direct |",
+        "| n | linear solver | assembly s | solve s | total s/sample | speed-up vs direct "
+        "| iterations | max rel. residual | max rel. L2 vs direct |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    direct = {r["n"]: r["total_s_per_sample"] for r in result["speed"] if r["linear_solver"] == "direct"}
+    direct = {r["n"]: r["total_s_per_sample"] for r in result["speed"]
+              if r["linear_solver"] == "direct"}
     for r in result["speed"]:
         lines.append(
             f"| {r['n']} | {r['linear_solver']} | {r['assembly_s_per_sample']:.4f} | "
@@ -190,7 +195,8 @@ def _markdown(result: dict) -> str:
             f"{r.get('rel_l2_vs_4x_same_method', float('nan')):.2e} | "
             f"{r.get('rel_l2_2x_vs_4x_fd_harmonic', float('nan')):.2e} |"
         )
-    lines += ["", "Reproduce: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_darcy.py`", ""]
+    lines += ["", "Reproduce: "
+              "`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_darcy.py`", ""]
     return "\n".join(lines)
 
 
@@ -204,12 +210,14 @@ def main(argv: list[str] | None = None) -> int:
                     "samples": 1,
                     "repeats": 1, "accuracy_sizes": [17], "accuracy_samples": 1}
     else:
-        settings = {"sizes": [141, 211, 421], "methods": ["direct", "cg", "amg-sa", "amg-rs", "gmg"],
+        settings = {"sizes": [141, 211, 421],
+                    "methods": ["direct", "cg", "amg-sa", "amg-rs", "gmg"],
                     "samples": 3, "repeats": 3, "accuracy_sizes": [43, 85], "accuracy_samples": 4}
     result = {
         "hardware": _hardware(),
         "settings": settings,
-        "speed": bench_speed(settings["sizes"], settings["methods"], settings["samples"], settings["repeats"]),
+        "speed": bench_speed(settings["sizes"], settings["methods"], settings["samples"],
+                             settings["repeats"]),
         "accuracy": bench_accuracy(settings["accuracy_sizes"], settings["accuracy_samples"]),
     }
     args.out.mkdir(parents=True, exist_ok=True)

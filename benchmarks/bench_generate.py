@@ -49,7 +49,8 @@ def _bare(problem: str, n: int, resolution: int, chunk: int) -> float:
     return time.perf_counter() - t0
 
 
-def _generate(problem: str, n: int, resolution: int, workers: int, tmp: Path, tag: str) -> tuple[float, int]:
+def _generate(problem: str, n: int, resolution: int, workers: int, tmp: Path,
+              tag: str) -> tuple[float, int]:
     out = tmp / f"{problem}-{tag}.nc"
     t0 = time.perf_counter()
     generate(problem, n_samples=n, resolution=resolution, seed=0, out=out, workers=workers,
@@ -114,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     name = "generate_quick" if args.quick else "generate"
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(info, indent=2) + "\n")
-    lines = [f"# Dataset generation throughput ({'quick smoke run' if args.quick else 'benchmark'})",
+    kind = "quick smoke run" if args.quick else "benchmark"
+    lines = [f"# Dataset generation throughput ({kind})",
              "", f"CPU: {info['cpu']}, {info['cores']} cores; threads {info['threads']}; "
              f"{info['note']}", f"Command: `{info['command']}`", "",
              "| problem | n | samples | bare solver samples/s | generate overhead (in process) "
@@ -122,9 +124,11 @@ def main(argv: list[str] | None = None) -> int:
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(
-            f"| {r['problem']} | {r['resolution']} | {r['n_samples']} | {r['bare_samples_per_s']:.3g} "
+            f"| {r['problem']} | {r['resolution']} | {r['n_samples']} "
+            f"| {r['bare_samples_per_s']:.3g} "
             f"| {100 * r['overhead_in_process']:+.1f} % | {r['samples_per_s_1_worker']:.3g} "
-            f"| {r['samples_per_s_2_workers']:.3g} | {r['file_bytes_per_sample_float64'] / 1024:.1f} |")
+            f"| {r['samples_per_s_2_workers']:.3g} "
+            f"| {r['file_bytes_per_sample_float64'] / 1024:.1f} |")
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0

@@ -193,11 +193,13 @@ def _markdown(result: dict) -> str:
                      f"{cell[v]['total_time'] / z['total_time']:.2f}"
                      for v in ("warm", "projected", "deflated")]
             lines.append(f"| {n} | {ls} | {kind} ({z['prediction_rel_l2']:.1e}) | {tol:g} | "
-                         f"{z['iterations']:.1f}, {z['total_time']:.3g} s | " + " | ".join(parts) + " |")
+                         f"{z['iterations']:.1f}, {z['total_time']:.3g} s | "
+                         + " | ".join(parts) + " |")
     inf = sorted({(r["n"], r["inference_time"]) for r in rows})
     lines += ["", "Surrogate inference (darcy-galerkin forward, CPU, 1 thread): "
               + ", ".join(f"n={n}: {t:.3g} s" for n, t in inf), "",
-              "Reproduce: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_warmstart.py`"]
+              "Reproduce: "
+              "`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_warmstart.py`"]
     return "\n".join(lines) + "\n"
 
 

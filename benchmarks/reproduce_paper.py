@@ -49,6 +49,7 @@ from _reproduction_record import (  # noqa: E402
     dataset_record,
     markdown,
     train_command,
+    upgrade_legacy,
 )
 
 # Tiny settings of --quick (a smoke run of every step, not a reproduction).
@@ -163,7 +164,8 @@ def train(args: argparse.Namespace, preset: str, seed: int) -> tuple[Path, Path]
 
 
 def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bool,
-             eval_device: str | None, reproduce: str | None) -> dict[str, Any]:
+             eval_device: str | None, reproduce: str | None,
+             training_commit: str | None = None) -> dict[str, Any]:
     """Evaluate a finished run on its test split and build its row."""
     from neuralop_fem.evaluation import evaluate_run
     from neuralop_fem.training import read_run_info
@@ -186,7 +188,8 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
     model_changes, train_changes = changes(info)
     seed = int(info["train_config"]["seed"])
     key = f"{info['preset']}|{Path(data).stem}|{mode}|{label or 'preset'}|seed{seed}"
-    code = info.get("code") or {"commit": None, "dirty": None}
+    code = info.get("code") or {"commit": training_commit, "dirty": None,
+                                "source": "--training-commit" if training_commit else None}
     return {
         "key": key, "preset": info["preset"], "label": label, "mode": mode, "task": task,
         "seed": seed, "data": dataset_record(Path(data)),
@@ -209,10 +212,13 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
     }
 
 
-def merge(entries: list[dict[str, Any]], stem: str, quick: bool) -> None:
+def merge(entries: list[dict[str, Any]], stem: str, quick: bool, data_dir: Path) -> None:
+    """Add rows to ``results/<stem>.json`` (completing rows of the older format) and rewrite
+    the markdown."""
     path = HERE / "results" / f"{stem}.json"
     results = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
     results["quick"] = quick
+    results["runs"] = {k: upgrade_legacy(v, data_dir) for k, v in results["runs"].items()}
     for entry in entries:
         results["runs"][entry["key"]] = entry
     write_results(stem, results, markdown(results))
@@ -255,6 +261,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--record", action="append", type=Path, metavar="RUN_DIR",
                    help="only evaluate and record these finished runs (with --data)")
     p.add_argument("--data", type=Path, help="dataset of the --record runs")
+    p.add_argument("--training-commit", metavar="SHA",
+                   help="code commit of --record runs whose run.json predates recording it")
     p.add_argument("--quick", action="store_true", help="tiny smoke run of every step")
     p.add_argument("--reduced", action="store_true",
                    help=f"CPU-sized Darcy configuration {REDUCED}, labelled 'reduced'")
@@ -279,9 +287,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.data is None:
             _parser().error("--record needs --data")
         entries = [evaluate(r, args.data, label=args.label, quick=args.quick,
-                            reduced=args.reduced, eval_device=args.eval_device, reproduce=None)
+                            reduced=args.reduced, eval_device=args.eval_device, reproduce=None,
+                            training_commit=args.training_commit)
                    for r in args.record]
-        merge(entries, stem, args.quick)
+        merge(entries, stem, args.quick, args.data_dir)
         return 0
     entries = []
     for preset in args.preset or ["burgers-galerkin"]:
@@ -294,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                              reduced=args.reduced, eval_device=args.eval_device,
                              reproduce=_reproduce_command(args, preset, seed))
             entries.append(entry)
-            merge([entry], stem, args.quick)
+            merge([entry], stem, args.quick, args.data_dir)
             _log.info("%s seed %d: %s", preset, seed, {n: f"{e['rel_l2']['mean']:.4e}"
                                                        for n, e in entry["errors"].items()})
     return 0

@@ -32,9 +32,12 @@ import dataclasses
 import json
 import math
 from collections.abc import Iterable
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeGuard
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 __all__ = [
     "INT64_MAX",
@@ -50,13 +53,13 @@ __all__ = [
 ]
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int | np.integer]:
     import numpy as np
 
     return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
-def _as_float(value: Any) -> float:
+def _as_float(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         try:
             import numpy as np
@@ -74,7 +77,7 @@ def _as_float(value: Any) -> float:
 INT64_MAX = 2**63 - 1
 
 
-def _bounded_int(value: Any, name: str, minimum: int) -> int:
+def _bounded_int(value: object, name: str, minimum: int) -> int:
     if not _is_int(value) or not minimum <= value <= INT64_MAX:
         fits = " that fits in 64 bits" if _is_int(value) and value > INT64_MAX else ""
         msg = f"`{name}` must be an integer >= {minimum}{fits}; got {value!r}."
@@ -82,17 +85,17 @@ def _bounded_int(value: Any, name: str, minimum: int) -> int:
     return int(value)
 
 
-def positive_int(value: Any, name: str) -> int:
+def positive_int(value: object, name: str) -> int:
     """``value`` as an int in ``[1, 2**63 - 1]``."""
     return _bounded_int(value, name, 1)
 
 
-def nonnegative_int(value: Any, name: str) -> int:
+def nonnegative_int(value: object, name: str) -> int:
     """``value`` as an int in ``[0, 2**63 - 1]``."""
     return _bounded_int(value, name, 0)
 
 
-def finite_float(value: Any, name: str) -> float:
+def finite_float(value: object, name: str) -> float:
     """``value`` as a finite float."""
     v = _as_float(value)
     if not math.isfinite(v):
@@ -101,7 +104,7 @@ def finite_float(value: Any, name: str) -> float:
     return v
 
 
-def positive_float(value: Any, name: str) -> float:
+def positive_float(value: object, name: str) -> float:
     """``value`` as a finite float > 0."""
     v = _as_float(value)
     if not math.isfinite(v) or v <= 0:
@@ -110,7 +113,7 @@ def positive_float(value: Any, name: str) -> float:
     return v
 
 
-def nonnegative_float(value: Any, name: str) -> float:
+def nonnegative_float(value: object, name: str) -> float:
     """``value`` as a finite float >= 0."""
     v = _as_float(value)
     if not math.isfinite(v) or v < 0:
@@ -119,7 +122,7 @@ def nonnegative_float(value: Any, name: str) -> float:
     return v
 
 
-def rate(value: Any, name: str) -> float:
+def rate(value: object, name: str) -> float:
     """``value`` as a float in [0, 1) (a dropout rate)."""
     v = _as_float(value)
     if not 0.0 <= v < 1.0:
@@ -128,7 +131,7 @@ def rate(value: Any, name: str) -> float:
     return v
 
 
-def choice(value: Any, name: str, options: Iterable[str]) -> str:
+def choice(value: object, name: str, options: Iterable[str]) -> str:
     """``value`` if it is one of ``options`` (the message lists them)."""
     options = tuple(options)
     if not isinstance(value, str) or value not in options:
@@ -137,7 +140,7 @@ def choice(value: Any, name: str, options: Iterable[str]) -> str:
     return value
 
 
-def flag(value: Any, name: str) -> bool:
+def flag(value: object, name: str) -> bool:
     """``value`` if it is a bool."""
     if not isinstance(value, bool):
         msg = f"`{name}` must be True or False; got {value!r}."
@@ -148,7 +151,7 @@ def flag(value: Any, name: str) -> bool:
 class FrozenConfig:
     """Serialisation and copying shared by every configuration (see the module docstring)."""
 
-    def _set(self, name: str, value: Any) -> None:
+    def _set(self, name: str, value: object) -> None:
         """Store a normalised value from ``__post_init__`` (the dataclass is frozen)."""
         object.__setattr__(self, name, value)
 
@@ -166,7 +169,7 @@ class FrozenConfig:
         return out
 
     @classmethod
-    def from_dict(cls, data: Any) -> Self:
+    def from_dict(cls, data: object) -> Self:
         """Rebuild a config from :meth:`to_dict` output; unknown keys are a ConfigError."""
         if not isinstance(data, dict):
             msg = f"`data` must be a dict of {cls.__name__} fields; got {type(data).__name__}."
@@ -192,6 +195,6 @@ class FrozenConfig:
             raise ConfigError(msg) from None
         return cls.from_dict(data)
 
-    def replace(self, **changes: Any) -> Self:
+    def replace(self, **changes: object) -> Self:
         """A copy with ``changes`` (validated; unknown names are a ConfigError)."""
         return self.from_dict({**self.to_dict(), **changes})

@@ -142,7 +142,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     _write_with(path, "w", lambda fh: fh.write(text))
 
 
-def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: int = 2) -> None:
+def write_json_atomic(path: str | os.PathLike[str], obj: object, *, indent: int = 2) -> None:
     """Write ``obj`` as JSON (a trailing newline) to ``path`` atomically."""
     write_text_atomic(path, json.dumps(obj, indent=indent) + "\n")
 

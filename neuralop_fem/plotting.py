@@ -10,16 +10,20 @@ that name the solver and the model. Figures are written atomically.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .files import atomic_path
 
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 __all__ = ["integer_axis", "log_axis", "save"]
 
 
-def log_axis(ax: Any, which: str = "y") -> None:
+def log_axis(ax: Axes, which: str = "y") -> None:
     """Log scale with labelled ticks at each decade (and at 2, 5 on short ranges)."""
     from matplotlib.ticker import LogFormatterSciNotation, LogLocator
 
@@ -32,14 +36,14 @@ def log_axis(ax: Any, which: str = "y") -> None:
     axis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10) * 1.0))
 
 
-def integer_axis(ax: Any, which: str = "y") -> None:
+def integer_axis(ax: Axes, which: str = "y") -> None:
     """Integer ticks only (counts, sample indices, iterations, epochs)."""
     from matplotlib.ticker import MaxNLocator
 
     (ax.yaxis if which == "y" else ax.xaxis).set_major_locator(MaxNLocator(integer=True))
 
 
-def save(fig: Any, path: Path, *, dpi: int = 110) -> Path:
+def save(fig: Figure, path: Path, *, dpi: int = 110) -> Path:
     """Write ``fig`` as a PNG atomically and close it (pyplot figures are closed too)."""
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=dpi, format="png")

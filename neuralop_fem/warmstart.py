@@ -1,4 +1,5 @@
-"""Deprecated alias of :mod:`neuralop_fem.surrogate.warmstart` (moved there; import from the new home).
+"""Deprecated alias of :mod:`neuralop_fem.surrogate.warmstart` (moved there; import from the new
+home).
 
 Kept so that scripts written for earlier releases keep working; it will be removed in a later
 release.

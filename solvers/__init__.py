@@ -2,13 +2,16 @@
 
 numpy, scipy and scikit-fem only: importing :mod:`solvers` never imports torch.
 
-- :mod:`solvers.grf`: :class:`PeriodicGRF`, :class:`NeumannGRF`, :func:`sample_seeds`, :func:`threshold`
+- :mod:`solvers.grf`: :class:`PeriodicGRF`, :class:`NeumannGRF`, :func:`sample_seeds`,
+  :func:`threshold`
 - :mod:`solvers.burgers`: :class:`BurgersSpectralSolver` (ETDRK4), :class:`BurgersFDSolver`
-- :mod:`solvers.darcy`: :class:`DarcyFDSolver` (5-point), :class:`DarcyFEMSolver` (P1/Q1, scikit-fem)
+- :mod:`solvers.darcy`: :class:`DarcyFDSolver` (5-point), :class:`DarcyFEMSolver`
+  (P1/Q1, scikit-fem)
 - :mod:`solvers.darcy_inverse`: :class:`DarcyInverseSolver` (coefficient from the solution:
   adjoint gradient, smoothed TV on ``log a``, L-BFGS-B, discrepancy principle)
 - :mod:`solvers.exact`: Cole-Hopf Burgers and manufactured Darcy solutions
-- :mod:`solvers.contract`: the solver contract (:class:`Solver`, :class:`SolveReport`, batch helpers)
+- :mod:`solvers.contract`: the solver contract (:class:`Solver`, :class:`SolveReport`,
+  batch helpers)
 - :mod:`solvers.problems`: the problem registry (:func:`get_problem`)
 
 Every solver follows one contract: ``.solve(inputs, *, initial_guess=None)`` takes numpy or

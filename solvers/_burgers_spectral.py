@@ -187,7 +187,8 @@ def integrate(
     *,
     solver_name: str,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Step ``u0`` (n_samples, n) along ``grid``; return the states at ``stops`` and a tail estimate.
+    """Step ``u0`` (n_samples, n) along ``grid``; return the states at ``stops`` and a tail
+    estimate.
 
     Returns ``(states (n_samples, n_stops, n), tail (n_samples,))`` where ``tail`` is the
     relative l2 norm of the retained modes in the top fifth below the 2/3 cutoff at the last

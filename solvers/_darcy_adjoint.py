@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 import scipy.optimize as so
@@ -46,6 +46,7 @@ __all__ = [
     "Evaluation",
     "FactorisedSystem",
     "InversionProblem",
+    "InversionSettings",
     "average_pool_nodes",
     "coarse_grids",
     "face_derivatives",
@@ -255,6 +256,22 @@ class Evaluation:
     regularization: float
 
 
+class InversionSettings(Protocol):
+    """The settings an :class:`InversionProblem` reads (a ``DarcyInverseSolver`` has them)."""
+
+    @property
+    def forcing(self) -> float: ...
+
+    @property
+    def averaging(self) -> str: ...
+
+    @property
+    def tol(self) -> float: ...
+
+    @property
+    def tv_smoothing(self) -> float: ...
+
+
 class InversionProblem:
     """The objective of one sample on one grid, with warm-start states and solve counters.
 
@@ -262,8 +279,8 @@ class InversionProblem:
     ``beta`` is the relative regularisation weight, ``alpha = beta ||u_obs||_h^2``.
     """
 
-    def __init__(self, settings: Any, u_obs: Array, *, beta: float, linear_solver: str,
-                 index: int = 0) -> None:
+    def __init__(self, settings: InversionSettings, u_obs: Array, *, beta: float,
+                 linear_solver: str, index: int = 0) -> None:
         self.settings, self.linear_solver, self.index = settings, linear_solver, index
         self.n = n = u_obs.shape[0]
         self.h2 = 1.0 / (n - 1) ** 2

@@ -10,14 +10,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
-from .contract import Batch, SolveReport, as_batch, check_finite
+from .contract import Batch, SolveReport, SolverInput, SolverOutput, as_batch, check_finite
 from .errors import ConvergenceError, InputError, ShapeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import scipy.sparse as sp
 
 
 def _check_choice(value: str, *, name: str, valid: tuple[str, ...]) -> None:
@@ -29,7 +32,8 @@ def _check_choice(value: str, *, name: str, valid: tuple[str, ...]) -> None:
 def _check_common(solver: Any) -> None:
     """Validate and normalise the settings shared by both solvers (frozen dataclasses)."""
     forcing = solver.forcing
-    if isinstance(forcing, bool) or not isinstance(forcing, int | float) or not np.isfinite(forcing):
+    real = isinstance(forcing, int | float) and not isinstance(forcing, bool)
+    if not real or not np.isfinite(forcing):
         msg = f"`forcing` must be a finite real number; got {forcing!r}."
         raise InputError(msg)
     object.__setattr__(solver, "forcing", float(forcing))
@@ -40,11 +44,15 @@ def _check_common(solver: Any) -> None:
         raise InputError(msg)
     object.__setattr__(solver, "tol", float(tol))
     maxiter = solver.maxiter
-    if maxiter is not None and (isinstance(maxiter, bool) or not isinstance(maxiter, int) or maxiter < 1):
+    if maxiter is not None and (
+        isinstance(maxiter, bool) or not isinstance(maxiter, int) or maxiter < 1
+    ):
         msg = f"`maxiter` must be None or an int >= 1; got {maxiter!r}."
         raise InputError(msg)
     threads = solver.blas_threads
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+    ):
         msg = f"`blas_threads` must be None or an int >= 1; got {threads!r}."
         raise InputError(msg)
 
@@ -88,21 +96,21 @@ class _DarcyGridSolver:
 
     def solve(
         self,
-        inputs: ArrayLike,
+        inputs: SolverInput,
         *,
         initial_guess: ArrayLike | None = None,
         forcing: ArrayLike | None = None,
-    ) -> Any:
+    ) -> SolverOutput:
         """Solve for each coefficient sample; see :meth:`solve_with_report`."""
         return self.solve_with_report(inputs, initial_guess=initial_guess, forcing=forcing)[0]
 
     def solve_with_report(
         self,
-        inputs: ArrayLike,
+        inputs: SolverInput,
         *,
         initial_guess: ArrayLike | None = None,
         forcing: ArrayLike | None = None,
-    ) -> tuple[Any, SolveReport]:
+    ) -> tuple[SolverOutput, SolveReport]:
         """Solve for each coefficient sample and report per-sample convergence.
 
         Parameters
@@ -140,7 +148,11 @@ class _DarcyGridSolver:
         a = batch.values
         n_samples, n, _ = a.shape
         guess = _as_field(initial_guess, batch, name="initial_guess")
-        f = self.forcing if forcing is None else _as_field(forcing, batch, name="forcing", broadcast=True)
+        f = (
+            self.forcing
+            if forcing is None
+            else _as_field(forcing, batch, name="forcing", broadcast=True)
+        )
         u = np.zeros_like(a)
         iterations = np.zeros(n_samples, dtype=np.int64)
         residual = np.zeros(n_samples)
@@ -171,7 +183,7 @@ class _DarcyGridSolver:
         )
         return batch.restore(u, name="u"), report
 
-    def systems(self, inputs: Any) -> list[tuple[Any, NDArray[np.float64]]]:
+    def systems(self, inputs: SolverInput) -> list[tuple[sp.csr_matrix, NDArray[np.float64]]]:
         """The discrete linear systems this solver solves, one ``(A, b)`` per sample.
 
         Parameters
@@ -191,7 +203,7 @@ class _DarcyGridSolver:
 
     def solve_system(
         self,
-        a_mat: Any,
+        a_mat: sp.csr_matrix,
         b: NDArray[np.float64],
         *,
         n: int,
@@ -222,7 +234,7 @@ class _DarcyGridSolver:
         raise NotImplementedError
 
 
-def _coefficient_batch(inputs: Any) -> Batch:
+def _coefficient_batch(inputs: SolverInput) -> Batch:
     """Validate a nodal coefficient: square node grid with n >= 3, finite, > 0."""
     batch = as_batch(inputs, name="a", core_dims=("x", "y"))
     a = batch.values

@@ -12,7 +12,8 @@
     node grid: tensor-product linear interpolation between nested node sets (every other
     node, plus the last one when the number of intervals is odd, so any ``n`` coarsens),
     Galerkin coarse operators ``P^T A P``, one forward Gauss-Seidel sweep before and one backward
-    sweep after the coarse correction (pyamg's compiled kernels), direct solve on the coarsest grid (at most 8 x 8 unknowns).
+    sweep after the coarse correction (pyamg's compiled kernels), direct solve on the coarsest
+    grid (at most 8 x 8 unknowns).
 
 Every method starts from an initial guess, stops when the relative residual
 ``||b - A x|| / ||b||`` (recomputed from scratch, not the recurrence) is <= ``tol``, and

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _burgers_fd, _burgers_spectral
-from .contract import SolveReport, as_batch, check_positive
+from .contract import SolveReport, SolverInput, SolverOutput, as_batch, check_positive
 from .errors import InputError
 
 __all__ = ["BurgersFDSolver", "BurgersSpectralSolver"]
@@ -38,7 +38,10 @@ def _validate_common(obj: Any) -> None:
     if obj.output_times is not None:
         t = np.asarray(obj.output_times, dtype=np.float64)
         if t.ndim != 1 or t.size == 0 or not np.isfinite(t).all():
-            msg = f"`output_times` must be a non-empty 1-D sequence of finite times; got {obj.output_times!r}."
+            msg = (
+                "`output_times` must be a non-empty 1-D sequence of finite times; "
+                f"got {obj.output_times!r}."
+            )
             raise InputError(msg)
         if (t < 0).any() or (t > obj.final_time).any():
             msg = (
@@ -79,11 +82,13 @@ class _BurgersBase:
             return np.array([self.final_time])
         return np.asarray(self.output_times)
 
-    def solve(self, inputs: Any, *, initial_guess: Any = None) -> Any:
+    def solve(self, inputs: SolverInput, *, initial_guess: object = None) -> SolverOutput:
         """Solve for each initial condition; see :meth:`solve_with_report`."""
         return self.solve_with_report(inputs, initial_guess=initial_guess)[0]
 
-    def solve_with_report(self, inputs: Any, *, initial_guess: Any = None) -> tuple[Any, SolveReport]:
+    def solve_with_report(
+        self, inputs: SolverInput, *, initial_guess: object = None
+    ) -> tuple[SolverOutput, SolveReport]:
         """Solve for each initial condition in ``inputs``.
 
         Parameters

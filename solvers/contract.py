@@ -12,20 +12,27 @@ back into the caller's form.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import InputError, ShapeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
 
 __all__ = [
     "SAMPLE_DIM",
     "Batch",
+    "Report",
     "SolveReport",
     "Solver",
+    "SolverInput",
+    "SolverOutput",
+    "SupportsSolve",
     "as_batch",
     "check_finite",
     "check_positive",
@@ -33,6 +40,12 @@ __all__ = [
 
 #: Name of the leading batch dimension of every solver input and output.
 SAMPLE_DIM = "sample"
+
+#: What ``solve`` accepts: an array (anything :func:`numpy.asarray` takes) or an
+#: :class:`xarray.DataArray`, with a leading ``sample`` dimension or as one sample.
+SolverInput: TypeAlias = "ArrayLike | xr.DataArray"
+#: What ``solve`` returns: a numpy array for array input, a DataArray for DataArray input.
+SolverOutput: TypeAlias = "NDArray[np.float64] | xr.DataArray"
 
 
 @runtime_checkable
@@ -50,13 +63,40 @@ class Solver(Protocol):
     ``isinstance(obj, Solver)`` checks that both methods exist (not their signatures).
     """
 
-    def solve(self, inputs: Any, *, initial_guess: Any = None) -> Any:
+    def solve(
+        self, inputs: SolverInput, /, *, initial_guess: SolverInput | None = None
+    ) -> SolverOutput:
         """The solution for each input sample, in the form of ``inputs``."""
         ...
 
-    def solve_with_report(self, inputs: Any, *, initial_guess: Any = None) -> tuple[Any, Any]:
+    def solve_with_report(
+        self, inputs: SolverInput, /, *, initial_guess: SolverInput | None = None
+    ) -> tuple[SolverOutput, Report]:
         """``(solution, report)``: :meth:`solve` plus per-sample diagnostics."""
         ...
+
+
+class SupportsSolve(Protocol):
+    """The least a solver-like object has: ``solve(inputs)`` (for type annotations; every
+    :class:`Solver` is one)."""
+
+    def solve(self, inputs: SolverInput, /) -> SolverOutput:
+        """The solution for each input sample, in the form of ``inputs``."""
+        ...
+
+
+class Report(Protocol):
+    """The per-sample diagnostics every solver reports: :class:`SolveReport`, or a class with
+    the same fields such as :class:`~solvers.InverseSolveReport` (for type annotations)."""
+
+    @property
+    def iterations(self) -> NDArray[np.int64]: ...
+
+    @property
+    def residual(self) -> NDArray[np.float64]: ...
+
+    @property
+    def solve_time(self) -> NDArray[np.float64]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,7 +161,7 @@ class Batch:
 
     values: NDArray[np.float64]
     single: bool
-    template: Any = field(default=None, repr=False)
+    template: xr.DataArray | None = field(default=None, repr=False)
 
     def restore(
         self,
@@ -129,8 +169,8 @@ class Batch:
         *,
         name: str | None = None,
         extra_dims: Sequence[tuple[str, NDArray[np.float64]]] = (),
-        attrs: dict[str, Any] | None = None,
-    ) -> Any:
+        attrs: Mapping[str, object] | None = None,
+    ) -> SolverOutput:
         """Return ``result`` (shape ``(n_samples, *extra, *core)``) in the caller's form.
 
         Parameters
@@ -159,7 +199,7 @@ class Batch:
 
 
 def as_batch(
-    inputs: Any,
+    inputs: SolverInput,
     *,
     name: str,
     core_dims: Sequence[str],
@@ -230,7 +270,7 @@ def as_batch(
     return Batch(np.ascontiguousarray(batch, dtype=np.float64), single, template)
 
 
-def check_finite(values: NDArray[Any], *, name: str) -> None:
+def check_finite(values: NDArray[np.generic], *, name: str) -> None:
     """Raise :class:`InputError` naming the first sample that holds NaN or inf."""
     bad = ~np.isfinite(values)
     if bad.any():

@@ -48,6 +48,7 @@ __all__ = [
     "LINEAR_SOLVERS",
     "DarcyFDSolver",
     "DarcyFEMSolver",
+    "DarcySolver",
     "energy_norm",
 ]
 
@@ -283,3 +284,7 @@ class DarcyFEMSolver(_DarcyGridSolver):
             solve_time=np.array([elapsed]), method=self._method(),
         )
         return u, report
+
+
+#: Either node-grid Darcy solver: both have ``systems`` and ``solve_system`` (warm starts).
+DarcySolver = DarcyFDSolver | DarcyFEMSolver

@@ -43,7 +43,7 @@ from ._darcy_fd import AVERAGINGS
 from ._darcy_linear import LINEAR_SOLVERS
 from ._inverse_noise import add_noise, coefficient_errors, paper_noise_to_relative, pool_coefficient
 from ._inverse_report import InverseSolveReport
-from .contract import as_batch, check_finite
+from .contract import Batch, SolverInput, SolverOutput, as_batch, check_finite
 from .errors import InputError, ShapeError
 
 __all__ = [
@@ -100,7 +100,9 @@ class DarcyInverseSolver:
     ``coarse_maxiter`` iterations each, grids with ``n <= 48`` by the direct solver), each
     result interpolated bilinearly in ``m`` to start the next grid. It finds the interfaces at
     a fraction of the cost of fine-grid iterations. A given ``initial_guess`` (e.g. a
-    surrogate's prediction) starts on the observation grid directly.
+    surrogate's prediction) starts on the observation grid directly, or, with
+    ``warm_levels > 1``, passes through that many grids the same way (restricted to the
+    coarsest by taking every other node).
 
     Stopping rule on the observation grid (checked at the start and after every iteration):
     with noise, the discrepancy principle ``||F(a) - u_obs|| <= tau * delta``, ``delta =
@@ -149,6 +151,8 @@ class DarcyInverseSolver:
         L-BFGS-B iterations on each coarse grid.
     levels
         Number of grids of the multilevel start, the observation grid included (1: none).
+    warm_levels
+        The same for a start from a given ``initial_guess`` (default 1: observation grid only).
     memory
         L-BFGS-B correction pairs.
 
@@ -176,6 +180,7 @@ class DarcyInverseSolver:
     maxiter: int = 40
     coarse_maxiter: int = 100
     levels: int = 3
+    warm_levels: int = 1
     memory: int = 30
 
     def __post_init__(self) -> None:
@@ -201,7 +206,7 @@ class DarcyInverseSolver:
         if self.regularization is not None:
             values["regularization"] = _real(self.regularization, name="regularization",
                                              strict=False)
-        for name in ("maxiter", "coarse_maxiter", "levels", "memory"):
+        for name in ("maxiter", "coarse_maxiter", "levels", "warm_levels", "memory"):
             _count(getattr(self, name), name=name, low=1)
         if self.bounds is not None:
             b = self.bounds
@@ -265,14 +270,16 @@ class DarcyInverseSolver:
         ev = problem.evaluate(np.log(a_arr), warm=False)
         return ev.value, ev.grad / a_arr
 
-    def solve(self, u_obs: Any, *, initial_guess: Any = None, noise_level: Any = None) -> Any:
+    def solve(self, u_obs: SolverInput, *, initial_guess: SolverInput | None = None,
+              noise_level: ArrayLike | None = None) -> SolverOutput:
         """The coefficient for each observation; see :meth:`solve_with_report`."""
         return self.solve_with_report(u_obs, initial_guess=initial_guess,
                                       noise_level=noise_level)[0]
 
     def solve_with_report(
-        self, u_obs: Any, *, initial_guess: Any = None, noise_level: Any = None
-    ) -> tuple[Any, InverseSolveReport]:
+        self, u_obs: SolverInput, *, initial_guess: SolverInput | None = None,
+        noise_level: ArrayLike | None = None,
+    ) -> tuple[SolverOutput, InverseSolveReport]:
         """Invert each observation and report per-sample diagnostics.
 
         Parameters
@@ -348,7 +355,7 @@ class DarcyInverseSolver:
                 index: int) -> tuple[Array, tuple[Any, ...]]:
         """Multilevel start (or the guess), then L-BFGS-B on the observation grid."""
         n = u_obs.shape[0]
-        grids = [n] if guess is not None else coarse_grids(n, self.levels)
+        grids = coarse_grids(n, self.levels if guess is None else self.warm_levels)
         problems = []
         for nc in grids:
             stride = (n - 1) // (nc - 1)
@@ -387,7 +394,7 @@ class DarcyInverseSolver:
         return c if self.bounds is None else min(max(c, self.bounds[0]), self.bounds[1])
 
     # -- validation ---------------------------------------------------------------------
-    def _observations(self, u_obs: Any) -> Any:
+    def _observations(self, u_obs: SolverInput) -> Batch:
         batch = as_batch(u_obs, name="u_obs", core_dims=("x", "y"))
         values = batch.values
         n, ny = values.shape[1:]

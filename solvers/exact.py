@@ -152,8 +152,8 @@ def burgers_exact(
         A time >= 0 or a 1-D array of them. At ``t = 0`` the input is returned.
     n_quad
         Quadrature points, a multiple of ``n``; default the smallest multiple of ``n``
-        that is >= 2048 (at n = 8192 doubling it changes the benchmark result by < 1e-14). The kernel must be resolved, roughly
-        ``n_quad * sqrt(2 nu t) >= 8`` for full accuracy.
+        that is >= 2048 (at n = 8192 doubling it changes the benchmark result by < 1e-14).
+        The kernel must be resolved, roughly ``n_quad * sqrt(2 nu t) >= 8`` for full accuracy.
 
     Returns
     -------

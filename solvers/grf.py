@@ -21,13 +21,16 @@ ICLR 2021 (the GRF set-up of the Burgers and Darcy benchmarks).
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.fft
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import InputError, ShapeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contract import SolverInput, SolverOutput
 
 __all__ = ["NeumannGRF", "PeriodicGRF", "sample_seeds", "threshold"]
 
@@ -260,7 +263,8 @@ class NeumannGRF:
         object.__setattr__(self, "n", _check_n(self.n, minimum=2))
         for name in ("sigma", "tau", "alpha"):
             object.__setattr__(self, name, _check_param(getattr(self, name), name=name))
-        # scipy's DCT-I evaluates y_i = x_0 + (-1)^i x_{n-1} + 2 sum_{k=1}^{n-2} x_k cos(pi k i/(n-1)),
+        # scipy's DCT-I evaluates
+        #   y_i = x_0 + (-1)^i x_{n-1} + 2 sum_{k=1}^{n-2} x_k cos(pi k i/(n-1)),
         # so the coefficient of phi_k = c_k cos(pi k x) enters with weight c_k / (1 or 2).
         c = np.full(self.n, np.sqrt(2.0) / 2.0)
         c[0] = 1.0
@@ -331,7 +335,7 @@ def sample_seeds(seed: int, indices: ArrayLike) -> NDArray[np.uint64]:
     )
 
 
-def threshold(field: Any, *, high: float = 12.0, low: float = 3.0) -> Any:
+def threshold(field: SolverInput, *, high: float = 12.0, low: float = 3.0) -> SolverOutput:
     """Two-phase coefficient: ``high`` where ``field > 0``, ``low`` elsewhere.
 
     Parameters
@@ -353,7 +357,8 @@ def threshold(field: Any, *, high: float = 12.0, low: float = 3.0) -> Any:
         msg = f"`field` must be a real numeric array; got dtype {values.dtype}."
         raise InputError(msg)
     if not np.isfinite(values).all():
-        msg = f"`field` must be finite; got {np.count_nonzero(~np.isfinite(values))} NaN/inf value(s)."
+        bad = np.count_nonzero(~np.isfinite(values))
+        msg = f"`field` must be finite; got {bad} NaN/inf value(s)."
         raise InputError(msg)
     out = np.where(values > 0, hi, lo)
     if is_xr:

@@ -34,12 +34,15 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contract import Solver
 
 __all__ = ["GRIDS", "PROBLEMS", "Problem", "get_problem", "problem_of"]
 
@@ -168,17 +171,17 @@ class Problem:
         module, cls = self.solvers[key].split(":")
         return getattr(importlib.import_module(f"solvers.{module}"), cls)
 
-    def make_solver(self, name: str | None = None) -> Any:
+    def make_solver(self, name: str | None = None) -> Solver:
         """A solver of short name ``name`` with its default settings (None: the default)."""
         return self.solver_class(name)()
 
-    def solver_name(self, solver: Any) -> str | None:
+    def solver_name(self, solver: object) -> str | None:
         """The short name of ``solver``'s class, or None if it is not one of this problem's."""
         qual = f"{type(solver).__module__.removeprefix('solvers.')}:{type(solver).__name__}"
         return next((k for k, v in self.solvers.items() if v == qual), None)
 
 
-def _check_points(n: Any, *, periodic: bool) -> int:
+def _check_points(n: object, *, periodic: bool) -> int:
     minimum = 1 if periodic else 2
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < minimum:
         msg = f"`n` must be an integer >= {minimum}; got {n!r}."
@@ -235,7 +238,7 @@ def get_problem(name: str | Problem) -> Problem:
         raise InputError(msg) from None
 
 
-def problem_of(solver: Any) -> Problem | None:
+def problem_of(solver: object) -> Problem | None:
     """The problem a solver or surrogate declares in its ``problem`` attribute (None if none)."""
     name = getattr(solver, "problem", None)
     if isinstance(name, Problem):

@@ -31,7 +31,8 @@ def write_run_dir(run_dir: Path, operator: NormalizedOperator, *, data_path: Pat
 
 
 def burgers_run(tmp: Path, *, n: int = 64, n_samples: int = 12) -> Path:
-    data = generate("burgers", n_samples=n_samples, resolution=n, seed=3, out=tmp / "b.nc", workers=0)
+    data = generate("burgers", n_samples=n_samples, resolution=n, seed=3, out=tmp / "b.nc",
+                    workers=0)
     torch.manual_seed(0)
     model = build_model("burgers-galerkin", d_model=16, num_layers=1, d_ff=16, modes=4,
                         freq_dim=8, decoder_ff=8)

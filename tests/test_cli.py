@@ -40,9 +40,12 @@ def test_generate_help_shows_physics_options(capsys):
 def test_generate_darcy_maps_options_onto_the_config(tmp_path):
     assert _gen(tmp_path, "--forcing", "2.0", "--contrast-high", "10", "--dtype", "float32") == 0
     with load_dataset(tmp_path / "d.nc") as ds:
-        assert ds.sizes["sample"] == 5 and ds.sizes["x"] == 17
-        assert ds.attrs["forcing"] == 2.0 and ds.attrs["contrast_high"] == 10.0
-        assert ds["a"].dtype == np.float32 and set(np.unique(ds["a"].values)) <= {3.0, 10.0}
+        assert ds.sizes["sample"] == 5
+        assert ds.sizes["x"] == 17
+        assert ds.attrs["forcing"] == 2.0
+        assert ds.attrs["contrast_high"] == 10.0
+        assert ds["a"].dtype == np.float32
+        assert set(np.unique(ds["a"].values)) <= {3.0, 10.0}
 
 
 def test_generate_burgers_with_trajectory(tmp_path):
@@ -52,7 +55,8 @@ def test_generate_burgers_with_trajectory(tmp_path):
                  "--workers", "0", "--final-time", "0.2", "--output-times", "0.1", "0.2",
                  "--viscosity", "0.1"]) == 0
     with load_dataset(out) as ds:
-        assert ds["u_t"].shape == (3, 2, 32) and ds.attrs["viscosity"] == 0.1
+        assert ds["u_t"].shape == (3, 2, 32)
+        assert ds.attrs["viscosity"] == 0.1
 
 
 def test_append_takes_the_other_options_from_the_file(tmp_path):
@@ -68,13 +72,15 @@ def test_append_takes_the_other_options_from_the_file(tmp_path):
 def test_workers_with_scheduler_is_refused(tmp_path, capsys):
     assert _gen(tmp_path, "--scheduler", "tcp://127.0.0.1:1") == 2
     err = capsys.readouterr().err.strip()
-    assert "`workers` and `scheduler` are mutually exclusive" in err and "\n" not in err
+    assert "`workers` and `scheduler` are mutually exclusive" in err
+    assert "\n" not in err
 
 
 @pytest.mark.parametrize("samples", ["0", "-3"])
 def test_non_positive_samples(tmp_path, capsys, samples):
     assert _gen(tmp_path, samples=samples) == 2
-    assert f"argument --samples: must be an integer >= 1; got '{samples}'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"argument --samples: must be an integer >= 1; got '{samples}'" in err
 
 
 def test_resolution_the_solver_cannot_use(tmp_path, capsys):
@@ -134,7 +140,8 @@ def test_parameters_differing_from_a_partial_run(tmp_path, capsys):
     })
     assert _gen(tmp_path, "--tol", "1e-8") == 2
     err = capsys.readouterr().err
-    assert "unfinished run" in err and "tol: 1e-10 (unfinished run) vs 1e-08 (this call)" in err
+    assert "unfinished run" in err
+    assert "tol: 1e-10 (unfinished run) vs 1e-08 (this call)" in err
 
 
 def test_sigkill_and_resume_is_bitwise_identical(tmp_path):
@@ -158,7 +165,8 @@ def _kill_and_resume(tmp_path, *, samples):
     finally:
         proc.wait(timeout=30)
     done = len(_partial_chunks(out))
-    assert 2 <= done < samples // 2 and not out.exists()
+    assert 2 <= done < samples // 2
+    assert not out.exists()
     resumed = subprocess.run(_cli(*args, "--out", str(out)), env=env, capture_output=True,
                              text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr

@@ -272,9 +272,11 @@ def test_user_error_is_one_line(case, results, paths):
     assert len(lines) == 1, err
     assert lines[0].startswith("neuralop-fem"), err
     if case.status is None:  # a user error, or (until run.json is checked) an internal one
-        assert proc.returncode != 0 and "error: " in lines[0], err
+        assert proc.returncode != 0, err
+        assert "error: " in lines[0], err
     else:
-        assert proc.returncode == case.status and ": error: " in lines[0], err
+        assert proc.returncode == case.status, err
+        assert ": error: " in lines[0], err
     for name in case.names:
         assert name.format(**paths) in lines[0], f"{name.format(**paths)!r} not in {err!r}"
 
@@ -286,4 +288,5 @@ def test_the_case_ids_are_unique():
 def test_debug_after_the_command_shows_the_traceback(paths):
     proc = run_cli(["info", paths["junk"], "--debug"])
     assert proc.returncode != 0
-    assert "Traceback" in proc.stderr and "DatasetError" in proc.stderr
+    assert "Traceback" in proc.stderr
+    assert "DatasetError" in proc.stderr

@@ -42,7 +42,8 @@ def _restore_logging():
 
 def _one_line(capsys) -> str:
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err, err
     return err
 
 
@@ -72,19 +73,23 @@ def test_import_mat_on_a_full_disk(tmp_path, capsys, disk_full):
     assert main(["import-mat", str(src), "--problem", "burgers", "--out", str(out)]) == 2
     err = _one_line(capsys)
     assert f"error: No space left on device ({out})" in err
-    assert not out.exists() and not list(tmp_path.glob(".b.nc.*"))  # no temporary left
+    assert not out.exists()
+    assert not list(tmp_path.glob(".b.nc.*"))  # no temporary left
 
 
 def test_a_writer_that_hides_a_full_disk_is_reported_as_one(tmp_path, monkeypatch):
     # torch.save reports a full disk as RuntimeError("... unexpected pos ...").
     monkeypatch.setattr(files, "_disk_full", lambda directory: True)
     target = tmp_path / "best.pt"
+    msg = "[enforce fail at inline_container.cc] unexpected pos 10752"
     with pytest.raises(OSError, match="No space left") as info, files.atomic_path(target):
-        raise RuntimeError("[enforce fail at inline_container.cc] unexpected pos 10752")
-    assert info.value.errno == errno.ENOSPC and info.value.filename == str(target)
+        raise RuntimeError(msg)
+    assert info.value.errno == errno.ENOSPC
+    assert info.value.filename == str(target)
     monkeypatch.setattr(files, "_disk_full", lambda directory: False)
+    msg = "unexpected pos"  # not a full disk: a bug, reported as such
     with pytest.raises(RuntimeError, match="unexpected pos"), files.atomic_path(target):
-        raise RuntimeError("unexpected pos")  # not a full disk: a bug, reported as such
+        raise RuntimeError(msg)
 
 
 def _mount_tmpfs(path: Path) -> bool:
@@ -108,8 +113,10 @@ def test_generate_into_a_really_full_file_system(tmp_path):
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     finally:
         subprocess.run(["umount", str(full)], check=False)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert "No space left on device" in proc.stderr and str(full / "d.nc") in proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "No space left on device" in proc.stderr
+    assert str(full / "d.nc") in proc.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
@@ -141,7 +148,8 @@ def test_an_unexpected_exception_is_an_internal_error(monkeypatch, capsys, darcy
     from neuralop_fem.commands import info
 
     def broken(args):
-        raise TypeError("unsupported operand")
+        msg = "unsupported operand"
+        raise TypeError(msg)
 
     monkeypatch.setattr(info, "run", broken)
     assert main(["info", str(darcy_file)]) == 1
@@ -156,7 +164,8 @@ def test_out_of_memory_is_reported_not_a_bug(monkeypatch, capsys, darcy_file):
     from neuralop_fem.commands import info
 
     def huge(args):
-        raise MemoryError("Unable to allocate 8.00 TiB")
+        msg = "Unable to allocate 8.00 TiB"
+        raise MemoryError(msg)
 
     monkeypatch.setattr(info, "run", huge)
     assert main(["info", str(darcy_file)]) == 2

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from neuralop_fem.errors import ShapeError
+from neuralop_fem.errors import InputError, ShapeError
 from neuralop_fem.evaluation import METRICS, compare
 from neuralop_fem.metrics import energy_norm_error
 from solvers.burgers import BurgersSpectralSolver
@@ -31,9 +31,11 @@ def test_solver_against_itself_has_zero_error(coefficients):
     ds = compare(DarcyFDSolver(), DarcyFDSolver(), coefficients)
     for m in METRICS:
         np.testing.assert_array_equal(ds[m].values, 0.0)
-    assert ds.attrs["rel_l2_mean"] == 0.0 and ds.attrs["problem"] == "darcy"
+    assert ds.attrs["rel_l2_mean"] == 0.0
+    assert ds.attrs["problem"] == "darcy"
     assert ds["summary"].sel(metric="rel_l2", statistic="p95") == 0.0
-    assert (ds["reference_iterations"] > 0).all() and (ds["candidate_time"] > 0).all()
+    assert (ds["reference_iterations"] > 0).all()
+    assert (ds["candidate_time"] > 0).all()
     assert np.isfinite(ds.attrs["speedup"])
 
 
@@ -81,11 +83,13 @@ def test_burgers_with_reference_solution_and_xarray(rng):
     u0 = PeriodicGRF(64).sample(3, rng=rng)
     solver = BurgersSpectralSolver()
     ref = solver.solve(u0)
-    da = xr.DataArray(u0, dims=("sample", "x"), coords={"sample": [10, 11, 12], "x": np.arange(64) / 64})
+    da = xr.DataArray(u0, dims=("sample", "x"),
+                      coords={"sample": [10, 11, 12], "x": np.arange(64) / 64})
     ds = compare(solver, Zero(), da, reference_solution=ref)
     np.testing.assert_array_equal(ds["sample"].values, [10, 11, 12])
     np.testing.assert_array_equal(ds["rel_l2"].values, 1.0)
-    assert np.isnan(ds["reference_time"]).all() and np.isnan(ds["rel_energy"]).all()
+    assert np.isnan(ds["reference_time"]).all()
+    assert np.isnan(ds["rel_energy"]).all()
     assert ds.attrs["problem"] == "burgers"
 
 
@@ -101,6 +105,12 @@ def test_warm_start_and_fields(coefficients):
 def test_shape_mismatch_is_refused(coefficients):
     with pytest.raises(ShapeError, match="must have the shape of the inputs"):
         compare(DarcyFDSolver(), Zero(), coefficients, reference_solution=np.zeros((3, 9, 9)))
+
+
+def test_noise_level_is_refused_for_forward_problems(coefficients):
+    solver = DarcyFDSolver()
+    with pytest.raises(InputError, match="`noise_level` applies to inverse problems only"):
+        compare(solver, solver, coefficients[:1], noise_level=0.01)
 
 
 def test_a_candidate_worse_than_zero_is_called_out_in_the_report(coefficients, tmp_path):
@@ -139,14 +149,17 @@ def test_repeated_timings_give_the_median_speedup_and_its_spread(coefficients):
 
     slow, fast = Sleeper(0.02), Sleeper(0.005)
     ds = repeated_timings(slow, fast, coefficients, repeats=3)
-    assert slow.calls == fast.calls == 3 and ds.sizes["repeat"] == 3
+    assert slow.calls == fast.calls == 3
+    assert ds.sizes["repeat"] == 3
     a = ds.attrs
-    assert a["repeats"] == 3 and a["n_samples"] == 3
+    assert a["repeats"] == 3
+    assert a["n_samples"] == 3
     assert a["speedup_min"] <= a["speedup_median"] <= a["speedup_max"]
     assert a["speedup_median"] == float(np.median(ds["speedup"]))
     np.testing.assert_allclose(ds["speedup"], ds["reference_time"] / ds["candidate_time"])
     # per-sample seconds: the sleep of one call split over the 3 samples
-    assert (ds["reference_time"] >= 0.02 / 3).all() and 1 < a["speedup_median"] < 10
+    assert (ds["reference_time"] >= 0.02 / 3).all()
+    assert 1 < a["speedup_median"] < 10
     # a solver's own per-sample report times are used when it has them
     ds = repeated_timings(DarcyFDSolver(), Zero(), coefficients, repeats=1)
     assert ds["reference_time"].values[0] > 0

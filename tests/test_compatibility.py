@@ -35,10 +35,13 @@ def test_datasets_load_and_validate(name, problem, shape):
 
 def test_generation_settings_of_the_earlier_release_are_understood():
     burgers = read_generation_settings(FIXTURE / "burgers_n64.nc")
-    assert burgers["config"].solver == "spectral" and burgers["config"].cfl is None
+    assert burgers["config"].solver == "spectral"
+    assert burgers["config"].cfl is None
     darcy = read_generation_settings(FIXTURE / "darcy_n17.nc")
-    assert darcy["config"].averaging == "harmonic" and darcy["config"].element is None
-    assert darcy["dataset_seed"] == 7 and darcy["n_samples"] == 10
+    assert darcy["config"].averaging == "harmonic"
+    assert darcy["config"].element is None
+    assert darcy["dataset_seed"] == 7
+    assert darcy["n_samples"] == 10
 
 
 def test_an_earlier_file_regenerates_bit_for_bit_and_extends(tmp_path):
@@ -60,7 +63,8 @@ def test_the_run_directory_loads_and_predicts_as_it_did(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(FIXTURE / "run_darcy_fno", run)  # a copied run: its data path is stale
     info = read_run_info(run)
-    assert info["preset"] == "darcy-fno" and info["status"] == "finished"
+    assert info["preset"] == "darcy-fno"
+    assert info["status"] == "finished"
     operator, _ = load_trained(run)
     assert operator is not None
     surrogate = Surrogate.load(run, device="cpu")
@@ -68,4 +72,5 @@ def test_the_run_directory_loads_and_predicts_as_it_did(tmp_path):
     np.testing.assert_allclose(surrogate.solve(a), np.load(FIXTURE / "expected_prediction.npy"),
                                rtol=1e-6, atol=1e-9)
     result = evaluate_run(run, FIXTURE / "darcy_n17.nc")
-    assert np.isfinite(result["rel_l2"]).all() and len(result["rel_l2"]) == 2
+    assert np.isfinite(result["rel_l2"]).all()
+    assert len(result["rel_l2"]) == 2

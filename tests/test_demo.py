@@ -14,12 +14,15 @@ from neuralop_fem.surrogate import Surrogate
 
 def _check_outputs(out, capsys):
     text = capsys.readouterr().out
-    assert "[5/5] summary" in text and "look at:" in text
+    assert "[5/5] summary" in text
+    assert "look at:" in text
     summary = json.loads((out / "demo_summary.json").read_text())
     # the speedup is the median of 5 timed repeats, printed with its spread
     repeats = summary["speedup_repeats"]
-    assert len(repeats) == 5 and summary["speedup"] == pytest.approx(float(np.median(repeats)))
-    assert summary["speedup_min"] == min(repeats) and summary["speedup_max"] == max(repeats)
+    assert len(repeats) == 5
+    assert summary["speedup"] == pytest.approx(float(np.median(repeats)))
+    assert summary["speedup_min"] == min(repeats)
+    assert summary["speedup_max"] == max(repeats)
     assert (f"speedup median {summary['speedup']:.3g}x (min {min(repeats):.3g}x, max "
             f"{max(repeats):.3g}x over 5 repeats)") in text
     # the spectral solver meets the documented 1e-8 against Cole-Hopf on GRF data
@@ -32,7 +35,8 @@ def _check_outputs(out, capsys):
     ds = xr.open_dataset(out / "report" / "comparison.nc")
     np.testing.assert_allclose(ds["rel_l2"].mean(), summary["test_rel_l2_mean"])
     sur = Surrogate.load(out / "run", device="cpu")
-    assert sur.problem == "burgers" and np.isfinite(sur.test_error)
+    assert sur.problem == "burgers"
+    assert np.isfinite(sur.test_error)
     return summary
 
 
@@ -68,6 +72,8 @@ def test_example_script_runs(tmp_path):
     proc = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
                           text=True, timeout=240, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "policy decisions" in proc.stdout and "OODWarning" in proc.stdout
+    assert "policy decisions" in proc.stdout
+    assert "OODWarning" in proc.stdout
     assert "the warm start costs" in proc.stdout or "the warm start saves" in proc.stdout
-    assert (tmp_path / "mesh_fields.vtu").is_file() and (tmp_path / "mesh_fields.xdmf").is_file()
+    assert (tmp_path / "mesh_fields.vtu").is_file()
+    assert (tmp_path / "mesh_fields.xdmf").is_file()

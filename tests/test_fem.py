@@ -46,7 +46,8 @@ def test_coefficient_to_grid_takes_the_containing_element(rng):
     mesh = _mesh(rng)
     coef = _two_phase(mesh)
     grid = coefficient_to_grid(mesh, coef, 33)
-    assert grid.shape == (33, 33) and set(np.unique(grid)) <= {3.0, 12.0}
+    assert grid.shape == (33, 33)
+    assert set(np.unique(grid)) <= {3.0, 12.0}
     x = np.linspace(0, 1, 33)
     finder = mesh.element_finder()
     # an interior node off element edges is given its element's value
@@ -66,7 +67,8 @@ def test_compare_on_mesh_of_fd_grid_solution_is_close(rng):
     res = compare_on_mesh(FDOnGrid(), mesh, _two_phase(mesh))
     # FD on 65^2 vs P1 on a 16x16-cell perturbed mesh: both O(h) at the interface -> few %
     assert 1e-4 < res.rel_l2 < 0.05
-    assert res.report.iterations[0] >= 1 and res.solution.shape == (mesh.nvertices,)
+    assert res.report.iterations[0] >= 1
+    assert res.solution.shape == (mesh.nvertices,)
 
 
 def _quad_mesh(rng):
@@ -82,7 +84,8 @@ def _quad_mesh(rng):
 @pytest.mark.parametrize("suffix", ["vtu", "xdmf"])
 def test_export_round_trip(tmp_path, rng, suffix, kind):
     mesh = _mesh(rng, refine=2) if kind == "tri" else _quad_mesh(rng)
-    pdata = {"solution": rng.standard_normal(mesh.nvertices), "error": rng.standard_normal(mesh.nvertices)}
+    pdata = {"solution": rng.standard_normal(mesh.nvertices),
+             "error": rng.standard_normal(mesh.nvertices)}
     cdata = {"coefficient": rng.uniform(3, 12, mesh.nelements)}
     path = tmp_path / f"fields.{suffix}"
     export_fields(path, mesh, point_data=pdata, cell_data=cdata)
@@ -91,7 +94,8 @@ def test_export_round_trip(tmp_path, rng, suffix, kind):
     assert type(back) is type(mesh)
     np.testing.assert_array_equal(back.p, mesh.p)
     np.testing.assert_array_equal(back.t, mesh.t)
-    assert points.keys() == pdata.keys() and cells.keys() == cdata.keys()
+    assert points.keys() == pdata.keys()
+    assert cells.keys() == cdata.keys()
     for k, v in pdata.items():
         np.testing.assert_array_equal(points[k], v)
     np.testing.assert_array_equal(cells["coefficient"], cdata["coefficient"])

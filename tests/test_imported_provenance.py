@@ -38,7 +38,8 @@ def test_given_parameters_are_recorded_and_rebuild_the_solver(tmp_path, rng):
                      viscosity=0.1, final_time=0.5)
     with load_dataset(out) as ds:
         attrs = dict(ds.attrs)
-    assert attrs["viscosity"] == 0.1 and attrs["final_time"] == 0.5
+    assert attrs["viscosity"] == 0.1
+    assert attrs["final_time"] == 0.5
     assert attrs["physics_known"] == 1
     assert json.loads(attrs["config_json"])["physics"] == {"viscosity": 0.1, "final_time": 0.5}
     assert unknown_physics(attrs, "burgers") == []
@@ -51,7 +52,8 @@ def test_missing_parameters_are_unknown_and_refused(tmp_path, rng):
     out = import_mat(_burgers_mat(tmp_path, rng), tmp_path / "b.nc", problem="burgers")
     with load_dataset(out) as ds:
         attrs = dict(ds.attrs)
-    assert attrs["viscosity"] == "unknown" and attrs["final_time"] == "unknown"
+    assert attrs["viscosity"] == "unknown"
+    assert attrs["final_time"] == "unknown"
     assert attrs["physics_known"] == 0
     assert unknown_physics(attrs, "burgers") == ["viscosity", "final_time"]
     match = (r"run\.json: the burgers data were imported from 'burgers_data\.mat' without "
@@ -66,7 +68,8 @@ def test_darcy_forcing(tmp_path, rng, problem, cls):
     src = _darcy_mat(tmp_path, rng)
     with_f = read_mat(src, problem="darcy", forcing=2.0).attrs
     solver = solver_from_record(with_f, problem)
-    assert type(solver).__name__ == cls and solver.forcing == 2.0
+    assert type(solver).__name__ == cls
+    assert solver.forcing == 2.0
     without = read_mat(src, problem="darcy").attrs
     with pytest.raises(DatasetError, match=r"without forcing.*--forcing VALUE"):
         solver_from_record(without, problem)
@@ -79,7 +82,10 @@ def test_darcy_forcing(tmp_path, rng, problem, cls):
     ({"problem": "burgers", "final_time": float("nan")}, r"`final_time` must be a finite"),
 ])
 def test_bad_parameters(tmp_path, rng, kwargs, match):
-    src = _burgers_mat(tmp_path, rng) if kwargs["problem"] == "burgers" else _darcy_mat(tmp_path, rng)
+    if kwargs["problem"] == "burgers":
+        src = _burgers_mat(tmp_path, rng)
+    else:
+        src = _darcy_mat(tmp_path, rng)
     with pytest.raises(InputError, match=match):
         read_mat(src, **kwargs)
 
@@ -111,7 +117,8 @@ def test_compare_refuses_imported_data_without_parameters(tmp_path, rng, capsys)
             "--indices", "all", "--max-samples", "2", "--device", "cpu"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--viscosity VALUE --final-time VALUE" in err
+    assert err.count("\n") == 1
+    assert "--viscosity VALUE --final-time VALUE" in err
 
     full = import_mat(src, tmp_path / "full.nc", problem="burgers", viscosity=0.1,
                       final_time=0.25)
@@ -147,5 +154,6 @@ def test_generated_darcy_data_give_the_inverse_solver_their_forcing():
                                chunk_size=4, solver_class="DarcyFDSolver",
                                solver_config={"forcing": 2.5}, version="test")
     solver = solver_from_record({ATTR: record}, "darcy-inverse")
-    assert type(solver).__name__ == "DarcyInverseSolver" and solver.forcing == 2.5
+    assert type(solver).__name__ == "DarcyInverseSolver"
+    assert solver.forcing == 2.5
     assert solver_from_record({ATTR: record}, "darcy").forcing == 2.5

@@ -52,7 +52,8 @@ def test_documented_imports_give_the_documented_objects_in_a_fresh_interpreter()
         "assert isinstance(DarcyFDSolver(), Solver)\n"
         "print('ok')\n"
     )
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok", proc.stderr
 
 
 def test_help_imports_neither_torch_nor_dask_nor_xarray():

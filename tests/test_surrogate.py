@@ -44,7 +44,8 @@ def test_burgers_matches_naive_forward_and_is_float64(burgers):
     sur, ds = burgers
     u0 = np.asarray(ds.u0.values)
     pred = sur.solve(u0)
-    assert pred.dtype == np.float64 and pred.shape == u0.shape
+    assert pred.dtype == np.float64
+    assert pred.shape == u0.shape
     # float32 model: batched and per-sample passes agree to float32 round-off
     np.testing.assert_allclose(pred, _naive(sur, u0), rtol=1e-5, atol=1e-6)
 
@@ -61,7 +62,9 @@ def test_batch_size_and_single_sample_do_not_change_results(burgers):
 def test_xarray_in_xarray_out(burgers):
     sur, ds = burgers
     out = sur.solve(ds.u0)
-    assert isinstance(out, xr.DataArray) and out.dims == ("sample", "x") and out.name == "u"
+    assert isinstance(out, xr.DataArray)
+    assert out.dims == ("sample", "x")
+    assert out.name == "u"
     np.testing.assert_array_equal(out["x"].values, ds["x"].values)
     np.testing.assert_array_equal(out["sample"].values, ds["sample"].values)
     one = sur.solve(ds.u0.isel(sample=0))
@@ -71,9 +74,11 @@ def test_xarray_in_xarray_out(burgers):
 def test_report_and_metadata(burgers):
     sur, ds = burgers
     _, rep = sur.solve_with_report(ds.u0.values[:3])
-    assert (rep.iterations == 0).all() and np.isnan(rep.residual).all()
+    assert (rep.iterations == 0).all()
+    assert np.isnan(rep.residual).all()
     assert (rep.solve_time > 0).all()
-    assert sur.validation_error == 0.5 and sur.test_error == 0.6
+    assert sur.validation_error == 0.5
+    assert sur.test_error == 0.6
     assert sur.provenance["problem"] == "burgers"
     np.testing.assert_allclose(sur.grid, np.arange(64) / 64)
     assert type(sur.reference_solver()).__name__ == "BurgersSpectralSolver"
@@ -105,7 +110,8 @@ def test_resampling_helpers_are_exact_on_linear_data():
     x = np.linspace(0, 1, 9)
     lin = (x[:, None] + 2 * x[None, :])[None]
     want = np.linspace(0, 1, 7)
-    np.testing.assert_allclose(resample_nodes(lin, 7)[0], want[:, None] + 2 * want[None, :], atol=1e-12)
+    np.testing.assert_allclose(resample_nodes(lin, 7)[0], want[:, None] + 2 * want[None, :],
+                               atol=1e-12)
     np.testing.assert_array_equal(resample_periodic(np.arange(8.0)[None], 4), [[0, 2, 4, 6]])
 
 

@@ -14,6 +14,7 @@ from neuralop_fem.errors import ShapeError
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.models import PRESETS
 from neuralop_fem.surrogate import OODWarning
+from neuralop_fem.surrogate.resample import resample_nodes
 from neuralop_fem.training import TrainConfig, Trainer
 from neuralop_fem.training.setup import make_dataset
 from solvers import DarcyInverseSolver
@@ -39,11 +40,13 @@ def inverse_run(tmp_path_factory):
 def test_loads_and_predicts_the_coefficient_on_the_coarse_grid(inverse_run):
     run, data, _ = inverse_run
     sur = Surrogate.load(run)
-    assert sur.problem == "darcy-inverse" and sur.resolution == N
+    assert sur.problem == "darcy-inverse"
+    assert sur.resolution == N
     assert sur.output_resolution == N_COARSE
     u = load_dataset(data)["u"].values[:3]
     a = sur.solve(u)
-    assert a.shape == (3, N_COARSE, N_COARSE) and np.isfinite(a).all()
+    assert a.shape == (3, N_COARSE, N_COARSE)
+    assert np.isfinite(a).all()
     np.testing.assert_allclose(sur.output_grid, np.linspace(0, 1, N_COARSE))
     one = sur.solve(u[0])
     np.testing.assert_allclose(one, a[0], rtol=1e-12)
@@ -69,8 +72,10 @@ def test_xarray_in_gives_the_coarse_coordinates_out(inverse_run):
     run, data, _ = inverse_run
     u = load_dataset(data)["u"].isel(sample=slice(0, 2)).load()
     a = Surrogate.load(run).solve(u)
-    assert isinstance(a, xr.DataArray) and a.name == "a"
-    assert a.dims == ("sample", "x", "y") and a.shape == (2, N_COARSE, N_COARSE)
+    assert isinstance(a, xr.DataArray)
+    assert a.name == "a"
+    assert a.dims == ("sample", "x", "y")
+    assert a.shape == (2, N_COARSE, N_COARSE)
     np.testing.assert_array_equal(a["sample"].values, u["sample"].values)
     np.testing.assert_allclose(a["x"].values, np.linspace(0, 1, N_COARSE))
 
@@ -109,11 +114,23 @@ def test_noise_level_comes_from_the_run(inverse_run):
     np.testing.assert_allclose(level, want, rtol=1e-3)
 
 
+def test_noise_level_converts_on_other_grids(inverse_run):
+    run, data, config = inverse_run
+    sur = Surrogate.load(run)
+    u = load_dataset(data)["u"].values
+    fine = resample_nodes(u[12:16], 2 * N - 1, order=1)  # 57 nodes, interpolated
+    level = sur.relative_noise_level(fine)
+    np.testing.assert_allclose(level, sur.relative_noise_level(u[12:16]), rtol=0.05)
+    with pytest.raises(ShapeError, match="square node grids"):
+        sur.relative_noise_level(u[12:16, :, :-1])
+
+
 def test_reference_solver_is_the_classical_inversion_of_the_training_data(inverse_run):
     run, _, _ = inverse_run
     solver = Surrogate.load(run).reference_solver()
     assert isinstance(solver, DarcyInverseSolver)
-    assert solver.forcing == 1.0 and solver.averaging == "harmonic"
+    assert solver.forcing == 1.0
+    assert solver.averaging == "harmonic"
 
 
 def test_compare_on_the_inverse_problem_reports_three_answers_against_the_truth(inverse_run):
@@ -143,6 +160,13 @@ def test_compare_on_the_inverse_problem_reports_three_answers_against_the_truth(
     assert out["coefficient"].shape == (3, 2, N, N)
     with pytest.raises(ValueError, match="true coefficient"):
         compare(solver, sur, noisy)
+    # an explicit noise level reaches the inversion's discrepancy principle
+    loose = compare(solver, sur, noisy, reference_solution=truth, warm_start=False,
+                    noise_level=0.2, keep_fields=True)
+    a_loose = solver.solve(noisy, noise_level=0.2)
+    np.testing.assert_allclose(loose["coefficient"].sel(approach="classical").values, a_loose)
+    assert (loose["pde_solves"].sel(approach="classical").values
+            <= out["pde_solves"].sel(approach="classical").values).all()
 
 
 def test_evaluate_and_compare_commands_accept_inverse_runs(inverse_run, tmp_path, capsys):
@@ -158,7 +182,9 @@ def test_evaluate_and_compare_commands_accept_inverse_runs(inverse_run, tmp_path
     assert names == ["comparison.nc", "inverse_coefficients.png", "misfit_vs_solves.png",
                      "summary.md"]
     text = (out / "summary.md").read_text()
-    assert "classical inversion" in text and "Warm start:" in text
+    assert "classical inversion" in text
+    assert "Warm start:" in text
     saved = xr.open_dataset(out / "comparison.nc")
-    assert saved.sizes["approach"] == 3 and saved.sizes["sample"] == 2
+    assert saved.sizes["approach"] == 3
+    assert saved.sizes["sample"] == 2
     saved.close()

@@ -67,10 +67,12 @@ def test_deflated_pcg_converges_and_is_exact_for_the_solution(problem):
     solver = dataclasses.replace(solver, linear_solver="cg", maxiter=500)
     (a_mat, b), _ = discrete_systems(solver, a)
     x, its, res = deflated_pcg(solver, a_mat, b, u[0, 1:-1, 1:-1].ravel(), n=33)
-    assert its == 0 and res <= 1e-10  # the Galerkin projection onto span{u} is u itself
+    assert its == 0  # the Galerkin projection onto span{u} is u itself
+    assert res <= 1e-10
     w = (u[0] + 0.05 * u.max() * _smooth_bump(33))[1:-1, 1:-1].ravel()
     x, its, res = deflated_pcg(solver, a_mat, b, w, n=33)
-    assert 0 < its < 500 and res <= 1e-10
+    assert 0 < its < 500
+    assert res <= 1e-10
     # converged to 1e-10 residual: agrees with the solver's solution to ~cond * 1e-10
     np.testing.assert_allclose(x, u[0, 1:-1, 1:-1].ravel(), rtol=1e-6, atol=1e-10)
 
@@ -98,7 +100,8 @@ def test_policy_warm_starts_poor_prediction(problem):
     solver, a, u = problem
     out, rec = SurrogatePolicy(Fixed(1.1 * u), solver).solve(a)
     assert list(rec["decision"].values) == ["warm_start", "warm_start"]
-    assert (rec["surrogate_residual"] > 1e-2).all() and (rec["residual"] <= solver.tol).all()
+    assert (rec["surrogate_residual"] > 1e-2).all()
+    assert (rec["residual"] <= solver.tol).all()
     np.testing.assert_allclose(out, u, rtol=1e-6, atol=1e-12)  # both solved to 1e-10
 
 
@@ -127,7 +130,8 @@ class WarmStartFails(DarcyFDSolver):
 
     def solve_with_report(self, inputs, *, initial_guess=None, forcing=None):
         if initial_guess is not None:
-            raise ConvergenceError("diverged")
+            msg = "diverged"
+            raise ConvergenceError(msg)
         return super().solve_with_report(inputs)
 
 
@@ -142,7 +146,8 @@ def test_policy_xarray_in_xarray_out(problem):
     solver, a, u = problem
     da = xr.DataArray(a, dims=("sample", "x", "y"))
     out, _ = SurrogatePolicy(Fixed(u), solver).solve(da)
-    assert isinstance(out, xr.DataArray) and out.dims == ("sample", "x", "y")
+    assert isinstance(out, xr.DataArray)
+    assert out.dims == ("sample", "x", "y")
 
 
 def test_policy_bad_threshold(problem):

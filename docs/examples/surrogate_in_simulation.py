@@ -78,7 +78,8 @@ print("policy decisions:", records["decision"].values.tolist())
 
 # -- 4. compare ----------------------------------------------------------------------------------
 cmp = compare(DarcyFDSolver(), surrogate, test)
-print(f"compare: rel. L2 mean {cmp.attrs['rel_l2_mean']:.3f}, energy {cmp.attrs['rel_energy_mean']:.3f}, "
+print(f"compare: rel. L2 mean {cmp.attrs['rel_l2_mean']:.3f}, "
+      f"energy {cmp.attrs['rel_energy_mean']:.3f}, "
       f"speedup {cmp.attrs['speedup']:.2g}x")
 
 # -- 5. a scikit-fem mesh and ParaView export ----------------------------------------------------

@@ -135,16 +135,16 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
     """
     from ..data import generate
     from ..errors import ConfigError
+    from ..evaluation import compare_run, reference_solver, repeated_timings
+    from ..models import PRESETS
+    from ..surrogate import Surrogate
+    from ..training.config import TrainConfig
+    from ..training.trainer import Trainer
 
     if not overwrite and out.is_dir() and any(out.iterdir()):
         msg = (f"`out` must be a new or empty directory (pass overwrite=True to replace an "
                f"earlier demo's files); got {str(out)!r}, which is not empty.")
         raise ConfigError(msg)
-    from ..evaluation import compare_run, reference_solver, repeated_timings
-    from ..surrogate import Surrogate
-    from ..models import PRESETS
-    from ..training.config import TrainConfig
-    from ..training.trainer import Trainer
 
     s = QUICK if quick else FULL
     out.mkdir(parents=True, exist_ok=True)
@@ -155,7 +155,8 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
     timings["verify"] = time.perf_counter() - t0
     _say(f"      Burgers spectral vs exact Cole-Hopf (n={s.verify_burgers_n}): max rel. L2 "
          f"{checks['burgers_spectral_vs_exact']:.2e}")
-    _say(f"      Darcy FD vs 2x-refined FD (n={s.verify_darcy_n}): rel. L2 {checks['darcy_fd_vs_refined']:.2e}; "
+    _say(f"      Darcy FD vs 2x-refined FD (n={s.verify_darcy_n}): rel. L2 "
+         f"{checks['darcy_fd_vs_refined']:.2e}; "
          f"P1 FEM vs refined FD: {checks['darcy_fem_vs_refined']:.2e}; FD vs FEM: "
          f"{checks['darcy_fd_vs_fem']:.2e}")
 

@@ -80,7 +80,8 @@ def write_results(result: dict[str, Any], path: Path) -> Path:
 
 def _table(result: dict[str, Any]) -> str:
     s = result["summary"]
-    head = (f"{result['preset'] or 'run'}: {result['n_samples']} samples at n={result['resolution']}"
+    head = (f"{result['preset'] or 'run'}: {result['n_samples']} samples "
+            f"at n={result['resolution']}"
             f" (trained at n={result['train_resolution']})")
     rows = [f"{'error':<8}{'mean':>12}{'median':>12}{'p95':>12}{'max':>12}"]
     for name, label in (("rel_l2", "rel. L2"), ("rel_h1", "rel. H1")):

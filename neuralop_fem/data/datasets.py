@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import torch
 import xarray as xr
+from numpy.typing import NDArray
 from torch.utils.data import Dataset
 
 from ..errors import DatasetError, InputError
@@ -39,10 +40,18 @@ from .io import load_dataset, read_values
 from .subsample import average_pool_nodes, node_gradient, periodic_derivative, subsample_stride
 from .validation import validate
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .normalizer import UnitGaussianNormalizer
+
 __all__ = ["DATASETS", "BurgersDataset", "DarcyDataset", "DarcyInverseDataset"]
 
+#: A dataset or the path of its file.
+_Data: TypeAlias = "xr.Dataset | str | os.PathLike[str]"
+#: Positions of the selected samples (None: all of them).
+_Indices: TypeAlias = "Sequence[int] | NDArray[np.integer] | slice | None"
 
-def _open(data: xr.Dataset | str | os.PathLike[str], problem: str) -> xr.Dataset:
+
+def _open(data: _Data, problem: str) -> xr.Dataset:
     if isinstance(data, str | os.PathLike):
         data = load_dataset(data)
     if not isinstance(data, xr.Dataset):
@@ -55,7 +64,7 @@ def _open(data: xr.Dataset | str | os.PathLike[str], problem: str) -> xr.Dataset
     return data
 
 
-def _indices(indices: Sequence[int] | slice | None, n_total: int) -> np.ndarray:
+def _indices(indices: _Indices, n_total: int) -> np.ndarray:
     if indices is None:
         return np.arange(n_total)
     if isinstance(indices, slice):
@@ -81,7 +90,7 @@ class _FieldDataset(Dataset):
     problem: str
     _names: tuple[str, ...]
 
-    def __init__(self, data: Any, *, indices: Any, in_memory: bool) -> None:
+    def __init__(self, data: _Data, *, indices: _Indices, in_memory: bool) -> None:
         self.data = _open(data, self.problem)
         self.indices = _indices(indices, self.data.sizes[S.SAMPLE])
         self.in_memory = bool(in_memory)
@@ -133,10 +142,10 @@ class BurgersDataset(_FieldDataset):
 
     def __init__(
         self,
-        data: Any,
+        data: _Data,
         *,
         resolution: int | None = None,
-        indices: Any = None,
+        indices: _Indices = None,
         in_memory: bool = False,
     ) -> None:
         super().__init__(data, indices=indices, in_memory=in_memory)
@@ -181,10 +190,10 @@ class DarcyDataset(_FieldDataset):
 
     def __init__(
         self,
-        data: Any,
+        data: _Data,
         *,
         resolution: int | None = None,
-        indices: Any = None,
+        indices: _Indices = None,
         in_memory: bool = False,
     ) -> None:
         super().__init__(data, indices=indices, in_memory=in_memory)
@@ -214,7 +223,8 @@ def _node_grid(n: int) -> torch.Tensor:
 
 
 class DarcyInverseDataset(_FieldDataset):
-    """Darcy inverse items (Cao 2021; docs/data_format.md): recover the coefficient from the solution.
+    """Darcy inverse items (Cao 2021; docs/data_format.md): recover the coefficient from the
+    solution.
 
     ``input``: u subsampled to ``n_fine`` (stride ``s_f = (n_full-1)/(n_fine-1)``), plus fixed
     noise; ``target``: the coefficient average-pooled by ``s_f`` to ``n_fine`` and again by
@@ -247,14 +257,14 @@ class DarcyInverseDataset(_FieldDataset):
 
     def __init__(
         self,
-        data: Any,
+        data: _Data,
         *,
         n_fine: int,
         n_coarse: int,
         noise: float = 0.0,
         noise_seed: int | None = None,
-        input_normalizer: Any = None,
-        indices: Any = None,
+        input_normalizer: UnitGaussianNormalizer | None = None,
+        indices: _Indices = None,
         in_memory: bool = False,
     ) -> None:
         super().__init__(data, indices=indices, in_memory=in_memory)
@@ -269,7 +279,8 @@ class DarcyInverseDataset(_FieldDataset):
         self._noise_scale: np.ndarray | None = None
         if self.noise > 0:
             if noise_seed is None or input_normalizer is None:
-                msg = "`noise_seed` and `input_normalizer` must be given when `noise` > 0; got None."
+                msg = ("`noise_seed` and `input_normalizer` must be given when `noise` > 0; "
+                       "got None.")
                 raise InputError(msg)
             std = input_normalizer.std.detach().cpu().numpy().astype(np.float64)
             if std.shape != (self.n_fine, self.n_fine, 1):

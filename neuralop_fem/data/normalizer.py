@@ -16,17 +16,27 @@ on the periodic 1D grid with wrap-around.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike, NDArray
 from torch import nn
 
 from ..errors import ShapeError
 
-__all__ = ["UnitGaussianNormalizer"]
+__all__ = ["NormalizerDict", "UnitGaussianNormalizer"]
 
 EPS = 1e-5
+
+
+class NormalizerDict(TypedDict):
+    """A normaliser as plain Python (:meth:`UnitGaussianNormalizer.to_dict`)."""
+
+    mean: NDArray[np.floating]
+    std: NDArray[np.floating]
+    eps: float
+    periodic: bool
 
 
 class UnitGaussianNormalizer(nn.Module):
@@ -52,7 +62,8 @@ class UnitGaussianNormalizer(nn.Module):
     eps: torch.Tensor
     periodic: torch.Tensor
 
-    def __init__(self, mean: Any, std: Any, *, eps: float = EPS, periodic: bool = False) -> None:
+    def __init__(self, mean: torch.Tensor | ArrayLike, std: torch.Tensor | ArrayLike, *,
+                 eps: float = EPS, periodic: bool = False) -> None:
         super().__init__()
         mean_t = torch.as_tensor(np.asarray(mean)) if not torch.is_tensor(mean) else mean
         std_t = torch.as_tensor(np.asarray(std)) if not torch.is_tensor(std) else std
@@ -97,7 +108,7 @@ class UnitGaussianNormalizer(nn.Module):
             state["mean"], state["std"], eps=float(state["eps"]), periodic=bool(state["periodic"])
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> NormalizerDict:
         """Plain-Python copy: numpy ``mean``/``std``, float ``eps``, bool ``periodic``."""
         return {
             "mean": self.mean.detach().cpu().numpy(),
@@ -107,7 +118,7 @@ class UnitGaussianNormalizer(nn.Module):
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> UnitGaussianNormalizer:
+    def from_dict(cls, data: NormalizerDict) -> UnitGaussianNormalizer:
         """Inverse of :meth:`to_dict`."""
         return cls(data["mean"], data["std"], eps=data["eps"], periodic=data["periodic"])
 
@@ -165,7 +176,8 @@ class UnitGaussianNormalizer(nn.Module):
         return self.encode(x)
 
     def extra_repr(self) -> str:
-        return f"shape={tuple(self.mean.shape)}, eps={float(self.eps):g}, periodic={bool(self.periodic)}"
+        return (f"shape={tuple(self.mean.shape)}, eps={float(self.eps):g}, "
+                f"periodic={bool(self.periodic)}")
 
 
 def _interpolate(field: torch.Tensor, spatial: tuple[int, ...], *, periodic: bool) -> torch.Tensor:

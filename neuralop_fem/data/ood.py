@@ -24,8 +24,9 @@ Two checks, both cheap (O(n) or O(n log n) per sample):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,8 +36,11 @@ from solvers.problems import get_problem
 
 from ..errors import InputError
 
-__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "ood_statistics", "reference_from_dataset",
-           "reference_from_inputs"]
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
+
+__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "OODReferenceDict", "ood_statistics",
+           "reference_from_dataset", "reference_from_inputs"]
 
 #: Training inputs used to fit a reference (the statistics converge long before this).
 MAX_REFERENCE_SAMPLES = 256
@@ -108,6 +112,16 @@ def ood_statistics(inputs: NDArray[np.float64], problem: str) -> NDArray[np.floa
         return _STATISTICS[problem](np.asarray(inputs, dtype=np.float64))
 
 
+class OODReferenceDict(TypedDict):
+    """An :class:`OODReference` as JSON (:meth:`OODReference.to_dict`)."""
+
+    problem: str
+    mean: list[float]
+    covariance: list[list[float]]
+    n_train: int
+    value_set: NotRequired[list[float]]
+
+
 @dataclass(frozen=True, kw_only=True)
 class OODReference:
     """Training-set statistics that out-of-distribution scores are measured against.
@@ -138,7 +152,8 @@ class OODReference:
         k = len(STAT_NAMES[self.problem])
         cov = np.asarray(self.covariance, dtype=np.float64)
         if len(self.mean) != k or cov.shape != (k, k):
-            msg = f"`mean`/`covariance` must have shapes ({k},)/({k}, {k}); got {len(self.mean)}/{cov.shape}."
+            msg = (f"`mean`/`covariance` must have shapes ({k},)/({k}, {k}); "
+                   f"got {len(self.mean)}/{cov.shape}.")
             raise InputError(msg)
 
     @classmethod
@@ -155,14 +170,14 @@ class OODReference:
                    covariance=tuple(tuple(map(float, row)) for row in cov),
                    n_train=len(s), value_set=tuple(float(v) for v in value_set))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OODReferenceDict:
         """JSON-serialisable form (stored as ``ood_reference`` in ``run.json``)."""
         return {"problem": self.problem, "mean": list(self.mean),
                 "covariance": [list(r) for r in self.covariance], "n_train": self.n_train,
                 "value_set": list(self.value_set)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> OODReference:
+    def from_dict(cls, data: OODReferenceDict) -> OODReference:
         """Inverse of :meth:`to_dict`."""
         return cls(problem=data["problem"], mean=tuple(data["mean"]),
                    covariance=tuple(tuple(r) for r in data["covariance"]),
@@ -191,7 +206,9 @@ class OODReference:
             near |= np.abs(a - v) <= 1e-6 * abs(v)
         return 1.0 - near.reshape(len(a), -1).mean(axis=1)
 
-    def flags(self, inputs: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_], str]:
+    def flags(
+        self, inputs: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.bool_], str]:
         """Scores, per-sample flags and a message describing the flagged samples."""
         score = self.score(inputs)
         flagged = score > self.threshold
@@ -199,7 +216,8 @@ class OODReference:
         if flagged.any():
             parts.append(
                 f"{int(flagged.sum())} of {len(score)} input(s) have an out-of-distribution score "
-                f"d^2 up to {score.max():.3g} > {self.threshold:.3g} (chi2 {OOD_QUANTILE} quantile, "
+                f"d^2 up to {score.max():.3g} > {self.threshold:.3g} "
+                f"(chi2 {OOD_QUANTILE} quantile, "
                 f"statistics {STAT_NAMES[self.problem]} vs {self.n_train} training inputs)"
             )
         if self.value_set:
@@ -239,7 +257,9 @@ def reference_from_inputs(inputs: NDArray[np.float64], problem: str) -> OODRefer
     return OODReference.fit(values, problem, value_set=value_set)
 
 
-def reference_from_dataset(ds: Any, train_indices: Any, problem: str) -> OODReference | None:
+def reference_from_dataset(
+    ds: xr.Dataset, train_indices: Sequence[int] | NDArray[np.integer] | None, problem: str
+) -> OODReference | None:
     """:func:`reference_from_inputs` on the training inputs of a dataset.
 
     Parameters

@@ -25,13 +25,18 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from solvers.problems import get_problem
 
 from ..errors import DatasetError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
+
+    from solvers.contract import Solver
 
 __all__ = [
     "ATTR",
@@ -59,12 +64,12 @@ PHYSICS: dict[str, dict[str, str]] = {
 }
 
 
-def _dumps(record: Mapping[str, Any]) -> str:
+def _dumps(record: Mapping[str, object]) -> str:
     return json.dumps(dict(record), sort_keys=True, default=str)
 
 
-def generation_record(*, settings: Mapping[str, Any], n_samples: int, chunk_size: int,
-                      solver_class: str, solver_config: Mapping[str, Any], version: str) -> str:
+def generation_record(*, settings: Mapping[str, object], n_samples: int, chunk_size: int,
+                      solver_class: str, solver_config: Mapping[str, object], version: str) -> str:
     """The ``config_json`` text of a file written by ``generate``."""
     return _dumps({
         "settings": dict(settings), "n_samples": int(n_samples), "chunk_size": int(chunk_size),
@@ -84,12 +89,12 @@ def import_record(*, problem: str, source_file: str, layout: str, keys: list[str
                    "keys": list(keys), "physics": values})
 
 
-def default_record(attrs: Mapping[str, Any]) -> str:
+def default_record(attrs: Mapping[str, object]) -> str:
     """The ``config_json`` text of a dataset built by hand: a JSON copy of its attributes."""
     return _dumps(attrs)
 
 
-def read_record(attrs: Mapping[str, Any], *, source: str = "<dataset>") -> dict[str, Any]:
+def read_record(attrs: Mapping[str, object], *, source: str = "<dataset>") -> dict[str, Any]:
     """The parsed record of a dataset's attributes; ``{}`` when there is none.
 
     Raises
@@ -111,7 +116,7 @@ def read_record(attrs: Mapping[str, Any], *, source: str = "<dataset>") -> dict[
     return record
 
 
-def generation_settings(attrs: Mapping[str, Any], *,
+def generation_settings(attrs: Mapping[str, object], *,
                         source: str = "<dataset>") -> dict[str, Any] | None:
     """``{"settings", "chunk_size", ...}`` of a file written by ``generate``; None otherwise."""
     record = read_record(attrs, source=source)
@@ -121,11 +126,11 @@ def generation_settings(attrs: Mapping[str, Any], *,
     return record
 
 
-def _is_import(record: Mapping[str, Any]) -> bool:
+def _is_import(record: Mapping[str, object]) -> bool:
     return "source_file" in record and "format" in record
 
 
-def unknown_physics(attrs: Mapping[str, Any], problem: str, *,
+def unknown_physics(attrs: Mapping[str, object], problem: str, *,
                     source: str = "<dataset>") -> list[str]:
     """The physical parameters (:data:`PHYSICS`) an imported dataset does not record.
 
@@ -141,7 +146,7 @@ def unknown_physics(attrs: Mapping[str, Any], problem: str, *,
             if physics.get(name) is None]
 
 
-def require_physics(attrs: Mapping[str, Any], problem: str, *,
+def require_physics(attrs: Mapping[str, object], problem: str, *,
                     source: str = "<dataset>") -> None:
     """Raise unless every physical parameter of the dataset is known (:func:`unknown_physics`).
 
@@ -155,7 +160,7 @@ def require_physics(attrs: Mapping[str, Any], problem: str, *,
         raise _refuse_unknown(read_record(attrs, source=source), problem, missing, source)
 
 
-def _refuse_unknown(record: Mapping[str, Any], problem: str, missing: list[str],
+def _refuse_unknown(record: Mapping[str, object], problem: str, missing: list[str],
                     source: str) -> DatasetError:
     data_problem = get_problem(problem).data_problem
     options = " ".join(f"{PHYSICS[data_problem][m]} VALUE" for m in missing)
@@ -168,8 +173,8 @@ def _refuse_unknown(record: Mapping[str, Any], problem: str, missing: list[str],
     return DatasetError(msg)
 
 
-def solver_from_record(attrs: Mapping[str, Any], problem: str, *,
-                       source: str = "<dataset>") -> Any | None:
+def solver_from_record(attrs: Mapping[str, object], problem: str, *,
+                       source: str = "<dataset>") -> Solver | None:
     """The classical solver that produced a dataset's labels, rebuilt from its provenance.
 
     * A file written by ``generate``: its recorded solver class and settings (only the solver
@@ -206,14 +211,14 @@ def solver_from_record(attrs: Mapping[str, Any], problem: str, *,
     return None
 
 
-def _build(cls: type, config: Mapping[str, Any]) -> Any | None:
+def _build(cls: type, config: Mapping[str, object]) -> Solver | None:
     try:
         return cls(**config)
     except (TypeError, ValueError):
         return None
 
 
-def dataset_provenance(data: Any, path: str | os.PathLike[str] | None) -> dict[str, Any]:
+def dataset_provenance(data: xr.Dataset, path: str | os.PathLike[str] | None) -> dict[str, Any]:
     """The dataset section of a training run's ``run.json``: path, problem, size, attributes.
 
     Parameters
@@ -239,7 +244,7 @@ def dataset_provenance(data: Any, path: str | os.PathLike[str] | None) -> dict[s
     }
 
 
-def variables_checksum(data: Any, names: list[str] | tuple[str, ...] | None = None, *,
+def variables_checksum(data: xr.Dataset, names: list[str] | tuple[str, ...] | None = None, *,
                        chunk: int = 64) -> str:
     """SHA-256 of a dataset's field values: ``"sha256:<hex>"``.
 

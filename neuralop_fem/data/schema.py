@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+from numpy.typing import ArrayLike, DTypeLike
 
 from .. import __version__
 from ..errors import DatasetError
@@ -120,7 +121,10 @@ _BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
 VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
     "burgers": {
         U0: {"units": "1", "long_name": "initial condition u(x, t=0) (nondimensional)"},
-        U: {"units": "1", "long_name": "solution u(x, t=final_time) (nondimensional); " + _BURGERS_U},
+        U: {
+            "units": "1",
+            "long_name": "solution u(x, t=final_time) (nondimensional); " + _BURGERS_U,
+        },
         U_T: {"units": "1", "long_name": "solution u(x, t) at the output times (nondimensional)"},
         X: {
             "units": "1",
@@ -140,7 +144,10 @@ VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
     },
     "darcy": {
         A: {"units": "1", "long_name": "coefficient a(x, y) of -div(a grad u) = f"},
-        U: {"units": "1", "long_name": "solution u(x, y) of -div(a grad u) = f, u = 0 on the boundary"},
+        U: {
+            "units": "1",
+            "long_name": "solution u(x, y) of -div(a grad u) = f, u = 0 on the boundary",
+        },
         X: {
             "units": "1",
             "long_name": "position x on [0, 1] (node grid incl. boundary, x_i = i/(n-1))",
@@ -181,7 +188,7 @@ def darcy_grid(n: int) -> np.ndarray:
     return np.arange(n, dtype=np.float64) / (n - 1)
 
 
-def netcdf_attrs(mapping: Mapping[str, Any]) -> dict[str, Any]:
+def netcdf_attrs(mapping: Mapping[str, object]) -> dict[str, Any]:
     """Return ``mapping`` as plain netCDF attributes a person can read.
 
     bool -> int (0/1), None -> the string ``"none"``, nested mappings are flattened with
@@ -210,7 +217,8 @@ def netcdf_attrs(mapping: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = float(value)
         elif isinstance(value, list | tuple | np.ndarray):
             arr = np.asarray(value)
-            if arr.dtype.kind in "US" or (arr.dtype.kind == "O" and all(isinstance(v, str) for v in value)):
+            strings = arr.dtype.kind == "O" and all(isinstance(v, str) for v in value)
+            if arr.dtype.kind in "US" or strings:
                 out[key] = ",".join(str(v) for v in value)
             elif arr.dtype.kind in "iu":
                 out[key] = arr.astype(np.int64)
@@ -228,7 +236,7 @@ def netcdf_attrs(mapping: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _global_attrs(problem: str, attrs: Mapping[str, Any], dtype: np.dtype) -> dict[str, Any]:
+def _global_attrs(problem: str, attrs: Mapping[str, object], dtype: np.dtype) -> dict[str, Any]:
     plain = netcdf_attrs(attrs)
     config_json = plain.pop(ATTR, None)
     if config_json is None:
@@ -249,7 +257,7 @@ def _global_attrs(problem: str, attrs: Mapping[str, Any], dtype: np.dtype) -> di
     return out
 
 
-def _field(values: Any, *, name: str, ndim: int) -> np.ndarray:
+def _field(values: ArrayLike, *, name: str, ndim: int) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype not in (np.float32, np.float64):
         msg = f"`{name}` must be a float32 or float64 array; got dtype {arr.dtype}."
@@ -260,7 +268,7 @@ def _field(values: Any, *, name: str, ndim: int) -> np.ndarray:
     return arr
 
 
-def _per_sample(values: Any, *, name: str, n: int, dtype: Any) -> np.ndarray:
+def _per_sample(values: ArrayLike, *, name: str, n: int, dtype: DTypeLike) -> np.ndarray:
     arr = np.asarray(values)
     if arr.shape != (n,):
         msg = f"`{name}` must have shape ({n},), one entry per sample; got shape {arr.shape}."
@@ -274,13 +282,13 @@ def _per_sample(values: Any, *, name: str, n: int, dtype: Any) -> np.ndarray:
 def _assemble(
     problem: str,
     fields: dict[str, tuple[tuple[str, ...], np.ndarray]],
-    coords: dict[str, np.ndarray],
+    coords: Mapping[str, ArrayLike],
     *,
-    seed: Any,
-    iterations: Any,
-    residual: Any,
-    solve_time: Any,
-    attrs: Mapping[str, Any],
+    seed: ArrayLike,
+    iterations: ArrayLike,
+    residual: ArrayLike,
+    solve_time: ArrayLike,
+    attrs: Mapping[str, object],
 ) -> xr.Dataset:
     n = next(iter(fields.values()))[1].shape[0]
     dtypes = {arr.dtype for _, arr in fields.values()}
@@ -300,7 +308,8 @@ def _assemble(
         arr = _per_sample(values, name=name, n=n, dtype=dtype)
         data_vars[name] = ((SAMPLE,), arr, _var_attrs(problem, name))
     xr_coords = {
-        name: ((name,), np.asarray(values), _var_attrs(problem, name)) for name, values in coords.items()
+        name: ((name,), np.asarray(values), _var_attrs(problem, name))
+        for name, values in coords.items()
     }
     ds = xr.Dataset(data_vars, coords=xr_coords, attrs=_global_attrs(problem, attrs, dtypes.pop()))
     from .validation import validate
@@ -308,7 +317,7 @@ def _assemble(
     return validate(ds, source="<in-memory dataset>")
 
 
-def _sample_coord(sample: Any, n: int) -> np.ndarray:
+def _sample_coord(sample: ArrayLike | None, n: int) -> np.ndarray:
     if sample is None:
         return np.arange(n, dtype=np.int64)
     arr = np.asarray(sample)
@@ -319,18 +328,18 @@ def _sample_coord(sample: Any, n: int) -> np.ndarray:
 
 
 def burgers_dataset(
-    u0: Any,
-    u: Any,
+    u0: ArrayLike,
+    u: ArrayLike,
     *,
-    x: Any = None,
-    sample: Any = None,
-    seed: Any,
-    iterations: Any,
-    residual: Any,
-    solve_time: Any,
-    attrs: Mapping[str, Any],
-    u_t: Any = None,
-    time: Any = None,
+    x: ArrayLike | None = None,
+    sample: ArrayLike | None = None,
+    seed: ArrayLike,
+    iterations: ArrayLike,
+    residual: ArrayLike,
+    solve_time: ArrayLike,
+    attrs: Mapping[str, object],
+    u_t: ArrayLike | None = None,
+    time: ArrayLike | None = None,
 ) -> xr.Dataset:
     """Build a Burgers dataset that follows the schema.
 
@@ -389,17 +398,17 @@ def burgers_dataset(
 
 
 def darcy_dataset(
-    a: Any,
-    u: Any,
+    a: ArrayLike,
+    u: ArrayLike,
     *,
-    x: Any = None,
-    y: Any = None,
-    sample: Any = None,
-    seed: Any,
-    iterations: Any,
-    residual: Any,
-    solve_time: Any,
-    attrs: Mapping[str, Any],
+    x: ArrayLike | None = None,
+    y: ArrayLike | None = None,
+    sample: ArrayLike | None = None,
+    seed: ArrayLike,
+    iterations: ArrayLike,
+    residual: ArrayLike,
+    solve_time: ArrayLike,
+    attrs: Mapping[str, object],
 ) -> xr.Dataset:
     """Build a Darcy dataset that follows the schema.
 

@@ -80,7 +80,8 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
         raise _fail(source, f"attribute `problem` must be one of {PROBLEMS}; got {problem!r}.")
     storage = ds.attrs[STORAGE_DTYPE]
     if storage not in ("float32", "float64"):
-        raise _fail(source, f"attribute `{STORAGE_DTYPE}` must be float32 or float64; got {storage!r}.")
+        raise _fail(source, f"attribute `{STORAGE_DTYPE}` must be float32 or float64; "
+                    f"got {storage!r}.")
 
     expected = dict(FIELD_VARIABLES[problem])
     for name, dims in OPTIONAL_FIELDS[problem].items():
@@ -92,7 +93,8 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
     if missing:
         raise _fail(
             source,
-            f"misses variable(s) {missing} of a {problem} dataset; found {sorted(map(str, ds.variables))}.",
+            f"misses variable(s) {missing} of a {problem} dataset; "
+            f"found {sorted(map(str, ds.variables))}.",
         )
     for name, dims in expected.items():
         got = tuple(ds[name].dims)
@@ -111,7 +113,8 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
     kinds = {SEED: np.uint64, ITERATIONS: np.int64, RESIDUAL: np.float64, SOLVE_TIME: np.float64}
     for name, dtype in kinds.items():
         if ds[name].dtype != dtype:
-            raise _fail(source, f"variable `{name}` must have dtype {np.dtype(dtype)}; got {ds[name].dtype}.")
+            raise _fail(source, f"variable `{name}` must have dtype {np.dtype(dtype)}; "
+                        f"got {ds[name].dtype}.")
 
     _check_coords(ds, problem, source)
     return ds
@@ -137,7 +140,8 @@ def _check_coords(ds: xr.Dataset, problem: str, source: str) -> None:
         if ds[name].dtype != np.float64 or n < 2:
             raise _fail(
                 source,
-                f"coordinate `{name}` must be float64 with >= 2 points; got {ds[name].dtype}, {n} points.",
+                f"coordinate `{name}` must be float64 with >= 2 points; "
+                f"got {ds[name].dtype}, {n} points.",
             )
         want = spec.coordinates(n)
         # 1e-12 absolute: the grid is i/n or i/(n-1) computed in float64, exact to ~1e-16.

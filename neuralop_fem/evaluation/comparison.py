@@ -28,9 +28,17 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from solvers.contract import Solver, as_batch, check_finite
+from solvers.contract import (
+    Batch,
+    Report,
+    Solver,
+    SolverInput,
+    SupportsSolve,
+    as_batch,
+    check_finite,
+)
 from solvers.problems import Problem, get_problem, problem_of
 
 from ..errors import InputError, ShapeError
@@ -42,7 +50,8 @@ METRICS = ("rel_l2", "rel_h1", "max_abs", "rel_energy")
 STATISTICS = ("mean", "median", "p95")
 
 
-def _run(solver: Any, inputs: Any, **extra: Any) -> tuple[NDArray[np.float64], Any, float]:
+def _run(solver: SupportsSolve, inputs: SolverInput,
+         **extra: object) -> tuple[NDArray[np.float64], Report | None, float]:
     """(solution as float64 array, SolveReport or None, wall seconds)."""
     t0 = time.perf_counter()
     if hasattr(solver, "solve_with_report"):
@@ -53,13 +62,13 @@ def _run(solver: Any, inputs: Any, **extra: Any) -> tuple[NDArray[np.float64], A
     return np.asarray(getattr(out, "values", out), dtype=np.float64), report, elapsed
 
 
-def _per_sample_time(report: Any, elapsed: float, n: int) -> NDArray[np.float64]:
+def _per_sample_time(report: Report | None, elapsed: float, n: int) -> NDArray[np.float64]:
     if report is not None and len(report.solve_time) == n:
         return np.asarray(report.solve_time, dtype=np.float64)
     return np.full(n, elapsed / n)
 
 
-def _check_solver(obj: Any, name: str) -> None:
+def _check_solver(obj: object, name: str) -> None:
     """A :class:`~solvers.contract.Solver`, or at least an object with a ``solve`` method."""
     if not (isinstance(obj, Solver) or callable(getattr(obj, "solve", None))):
         msg = (f"`{name}` must follow the solver contract (a `solve` method, ideally also "
@@ -68,7 +77,7 @@ def _check_solver(obj: Any, name: str) -> None:
         raise InputError(msg)
 
 
-def _problem_of(reference: Any, candidate: Any, inputs: Any) -> Problem:
+def _problem_of(reference: object, candidate: object, inputs: SolverInput) -> Problem:
     """The problem both sides declare (``problem`` attribute), else the input's dims."""
     declared = {name: problem_of(obj) for name, obj in (("reference", reference),
                                                          ("candidate", candidate))}
@@ -86,7 +95,8 @@ def _problem_of(reference: Any, candidate: Any, inputs: Any) -> Problem:
     return get_problem("darcy" if two_d else "burgers")
 
 
-def _reference_values(reference_solution: Any, batch: Any, problem: Problem) -> NDArray[np.float64]:
+def _reference_values(reference_solution: SolverInput, batch: Batch,
+                      problem: Problem) -> NDArray[np.float64]:
     ref = np.asarray(getattr(reference_solution, "values", reference_solution))
     if ref.dtype.kind not in "fiu":
         msg = f"`reference_solution` must be a real array; got dtype {ref.dtype}."
@@ -103,8 +113,8 @@ def _reference_values(reference_solution: Any, batch: Any, problem: Problem) -> 
     return ref
 
 
-def _solutions(reference: Any, candidate: Any, values: NDArray[np.float64], problem: Problem,
-               reference_solution: NDArray[np.float64] | None) -> dict[str, Any]:
+def _solutions(reference: SupportsSolve, candidate: SupportsSolve, values: NDArray[np.float64],
+               problem: Problem, reference_solution: NDArray[np.float64] | None) -> dict[str, Any]:
     n_s = len(values)
     cand, cand_rep, cand_elapsed = _run(candidate, values)
     if reference_solution is None:
@@ -127,9 +137,9 @@ def _solutions(reference: Any, candidate: Any, values: NDArray[np.float64], prob
             "ref_time": ref_time, "cand_time": _per_sample_time(cand_rep, cand_elapsed, n_s)}
 
 
-def compare(reference: Any, candidate: Any, inputs: Any, *,
-            reference_solution: Any = None, warm_start: bool = False,
-            keep_fields: bool = False) -> xr.Dataset:
+def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverInput, *,
+            reference_solution: SolverInput | None = None, warm_start: bool = False,
+            keep_fields: bool = False, noise_level: ArrayLike | None = None) -> xr.Dataset:
     """Per-sample errors and timings of ``candidate`` against ``reference`` on ``inputs``.
 
     Parameters
@@ -150,6 +160,10 @@ def compare(reference: Any, candidate: Any, inputs: Any, *,
         record ``warm_iterations``/``warm_time`` beside ``reference_iterations``/``reference_time``.
     keep_fields
         Also return ``input``, ``reference``, ``candidate`` fields (for plots).
+    noise_level : float or (n_samples,) array, optional
+        Inverse problems only: the observations' relative noise level for the inversion's
+        discrepancy principle; default: the candidate's training noise converted to the
+        inputs (``Surrogate.relative_noise_level``). An error for forward problems.
 
     For an inverse problem (both sides declare ``problem = "darcy-inverse"``, e.g.
     ``DarcyInverseSolver()`` and an inverse surrogate) the comparison is against the truth:
@@ -181,7 +195,12 @@ def compare(reference: Any, candidate: Any, inputs: Any, *,
         from .inverse_comparison import compare_inverse
 
         return compare_inverse(reference, candidate, inputs, truth=reference_solution,
-                               warm_start=warm_start, keep_fields=keep_fields)
+                               warm_start=warm_start, keep_fields=keep_fields,
+                               noise_level=noise_level)
+    if noise_level is not None:
+        msg = (f"`noise_level` applies to inverse problems only; got {noise_level!r} for the "
+               f"{problem.name} problem.")
+        raise InputError(msg)
     batch = as_batch(inputs, name=problem.input_name, core_dims=problem.dims)
     values = batch.values
     known = None if reference_solution is None else _reference_values(reference_solution, batch,
@@ -217,7 +236,7 @@ def compare(reference: Any, candidate: Any, inputs: Any, *,
     return ds
 
 
-def _warm_start(reference: Any, values: NDArray[np.float64], cand: NDArray[np.float64],
+def _warm_start(reference: SupportsSolve, values: NDArray[np.float64], cand: NDArray[np.float64],
                 problem: Problem, *, rerun_zero: bool) -> dict[str, NDArray[Any]]:
     if not problem.linear_system:
         msg = (f"`warm_start` needs a problem solved by an iterative linear solve (darcy); got "
@@ -235,17 +254,17 @@ def _warm_start(reference: Any, values: NDArray[np.float64], cand: NDArray[np.fl
     return out
 
 
-def _iterations(report: Any, n: int) -> NDArray[np.int64]:
+def _iterations(report: Report | None, n: int) -> NDArray[np.int64]:
     if report is not None and len(report.iterations) == n:
         return np.asarray(report.iterations, dtype=np.int64)
     return np.full(n, -1, dtype=np.int64)
 
 
-def _label(obj: Any) -> str:
+def _label(obj: object) -> str:
     return str(getattr(obj, "name", None) or type(obj).__name__)
 
 
-def _summarise(ds: xr.Dataset, *, problem: str, reference: Any, candidate: Any) -> None:
+def _summarise(ds: xr.Dataset, *, problem: str, reference: object, candidate: object) -> None:
     table = np.full((len(METRICS), len(STATISTICS)), np.nan)
     for i, m in enumerate(METRICS):
         v = ds[m].values
@@ -267,8 +286,8 @@ def _summarise(ds: xr.Dataset, *, problem: str, reference: Any, candidate: Any) 
 
 
 
-def repeated_timings(reference: Any, candidate: Any, inputs: Any, *,
-                     repeats: int = 5) -> xr.Dataset:
+def repeated_timings(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverInput,
+                     *, repeats: int = 5) -> xr.Dataset:
     """Time both sides ``repeats`` times on ``inputs``: the median speedup and its spread.
 
     Each repeat solves all of ``inputs`` with ``reference`` and then with ``candidate`` (one

@@ -27,17 +27,20 @@ and reports per sample and method, against the true coefficient ``a``:
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from solvers.contract import as_batch
+from solvers.contract import SolverInput, SupportsSolve, as_batch
 from solvers.darcy_inverse import coefficient_errors, pool_coefficient
 
 from ..errors import InputError, ShapeError
 from ..surrogate.resample import resample_nodes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from solvers.darcy_inverse import DarcyInverseSolver, InverseSolveReport
 
 __all__ = ["INVERSE_APPROACHES", "INVERSE_METRICS", "compare_inverse"]
 
@@ -50,7 +53,7 @@ INVERSE_METRICS = ("rel_l2", "rel_l2_coarse", "misclassified", "misfit", "pde_so
 Array = NDArray[np.float64]
 
 
-def _truth(truth: Any, shape: tuple[int, ...], single: bool) -> Array:
+def _truth(truth: SolverInput | None, shape: tuple[int, ...], single: bool) -> Array:
     if truth is None:
         msg = ("`reference_solution` (the true coefficient on the observation grid) must be "
                "given to compare answers to an inverse problem; got None.")
@@ -59,7 +62,8 @@ def _truth(truth: Any, shape: tuple[int, ...], single: bool) -> Array:
     if single and a.ndim == len(shape) - 1:
         a = a[None]
     if a.shape != shape:
-        msg = f"`reference_solution` must have the shape of the observations {shape}; got {a.shape}."
+        msg = (f"`reference_solution` must have the shape of the observations {shape}; "
+               f"got {a.shape}.")
         raise ShapeError(msg)
     if not np.isfinite(a).all() or (a <= 0).any():
         msg = "`reference_solution` must be a finite coefficient > 0 everywhere."
@@ -67,7 +71,7 @@ def _truth(truth: Any, shape: tuple[int, ...], single: bool) -> Array:
     return a
 
 
-def _candidate(candidate: Any, u: Array) -> tuple[Array, Array, float]:
+def _candidate(candidate: SupportsSolve, u: Array) -> tuple[Array, Array, float]:
     """(output as returned, output on the observation grid, seconds per sample)."""
     n = u.shape[-1]
     t0 = time.perf_counter()
@@ -114,7 +118,7 @@ def _errors(estimate: Array, truth: Array, factor: int | None, threshold: float,
     return {"rel_l2": e["fine"], "rel_l2_coarse": coarse, "misclassified": e["misclassified"]}
 
 
-def _misfit(solver: Any, a: Array, u: Array) -> Array:
+def _misfit(solver: DarcyInverseSolver, a: Array, u: Array) -> Array:
     """Relative data misfit of coefficients ``a`` through the inversion's forward model."""
     from solvers.darcy import DarcyFDSolver
 
@@ -126,12 +130,14 @@ def _misfit(solver: Any, a: Array, u: Array) -> Array:
     return np.linalg.norm(diff, axis=1) / np.linalg.norm(u[inner].reshape(len(u), -1), axis=1)
 
 
-def _run_inversion(solver: Any, u: Array, levels: Array, guess: Array | None) -> tuple[Array, Any]:
+def _run_inversion(solver: DarcyInverseSolver, u: Array, levels: Array,
+                   guess: Array | None) -> tuple[Array, InverseSolveReport]:
     out, report = solver.solve_with_report(u, initial_guess=guess, noise_level=levels)
     return np.asarray(getattr(out, "values", out), dtype=np.float64), report
 
 
-def _noise_levels(noise_level: Any, candidate: Any, solver: Any, u: Array) -> Array:
+def _noise_levels(noise_level: ArrayLike | None, candidate: SupportsSolve,
+                  solver: DarcyInverseSolver, u: Array) -> Array:
     if noise_level is not None:
         levels = np.broadcast_to(np.asarray(noise_level, dtype=np.float64), (len(u),)).copy()
     elif hasattr(candidate, "relative_noise_level"):
@@ -144,7 +150,7 @@ def _noise_levels(noise_level: Any, candidate: Any, solver: Any, u: Array) -> Ar
     return levels
 
 
-def _guess(fine: Array, solver: Any) -> Array:
+def _guess(fine: Array, solver: DarcyInverseSolver) -> Array:
     """The candidate's coefficient as a start: inside the inversion's bounds when it has any."""
     bounds = getattr(solver, "bounds", None)
     if bounds is None:
@@ -153,10 +159,10 @@ def _guess(fine: Array, solver: Any) -> Array:
     return np.clip(fine, low * (1 + 1e-9), high * (1 - 1e-9))
 
 
-def compare_inverse(reference: Any, candidate: Any, inputs: Any, *, truth: Any,
-                    noise_level: Any = None, warm_start: bool = True,
-                    coarse_resolution: int | None = None, threshold: float = 7.5,
-                    keep_fields: bool = False) -> xr.Dataset:
+def compare_inverse(reference: DarcyInverseSolver, candidate: SupportsSolve, inputs: SolverInput,
+                    *, truth: SolverInput | None, noise_level: ArrayLike | None = None,
+                    warm_start: bool = True, coarse_resolution: int | None = None,
+                    threshold: float = 7.5, keep_fields: bool = False) -> xr.Dataset:
     """Surrogate alone, classical inversion and warm-started inversion against the truth.
 
     Parameters
@@ -236,12 +242,13 @@ def compare_inverse(reference: Any, candidate: Any, inputs: Any, *, truth: Any,
     if keep_fields:
         ds["truth"] = (("sample", "x", "y"), a_true)
         ds["observation"] = (("sample", "x", "y"), u)
-        ds["coefficient"] = (("approach", "sample", "x", "y"), np.stack([fields[m] for m in methods]))
+        ds["coefficient"] = (("approach", "sample", "x", "y"),
+                             np.stack([fields[m] for m in methods]))
     _summarise(ds, reference, candidate)
     return ds
 
 
-def _summarise(ds: xr.Dataset, reference: Any, candidate: Any) -> None:
+def _summarise(ds: xr.Dataset, reference: object, candidate: object) -> None:
     for m in ds["approach"].values:
         for k in INVERSE_METRICS:
             v = ds[k].sel(approach=m).values
@@ -259,7 +266,7 @@ def _summarise(ds: xr.Dataset, reference: Any, candidate: Any) -> None:
                     candidate=_name(candidate))
 
 
-def _name(obj: Any) -> str:
+def _name(obj: object) -> str:
     """A label for plots and tables: the object's ``name``, else its ``method``, else its class."""
     for attr in ("name", "method"):
         value = getattr(obj, attr, None)

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 import numpy as np
 import xarray as xr
@@ -96,7 +96,7 @@ def inverse_summary_markdown(ds: xr.Dataset, *, title: str, notes: str = "") -> 
     return "\n".join(lines) + "\n"
 
 
-def _coefficient_panels(ds: xr.Dataset, out: Path, plt: Any) -> Path:
+def _coefficient_panels(ds: xr.Dataset, out: Path, plt: ModuleType) -> Path:
     err = ds["rel_l2"].sel(approach="surrogate").values
     order = np.argsort(err)
     picks = [("worst", int(order[-1])), ("median", int(order[len(order) // 2]))]
@@ -116,7 +116,8 @@ def _coefficient_panels(ds: xr.Dataset, out: Path, plt: Any) -> Path:
             ax.set_xlabel("x")
             ax.set_ylabel("y")
             label = "true coefficient" if name == "truth" else _LABEL.get(name, name)
-            sub = "" if name == "truth" else f"\nrel. L2 {ds['rel_l2'].sel(approach=name).values[i]:.2e}"
+            sub = ("" if name == "truth"
+                   else f"\nrel. L2 {ds['rel_l2'].sel(approach=name).values[i]:.2e}")
             ax.set_title(f"{label}{sub}", fontsize=9)
         axes[row, 0].set_ylabel(f"{kind} sample {int(ds['sample'].values[i])}\ny")
     fig.colorbar(image, ax=axes, shrink=0.8, label="coefficient a (dimensionless)")
@@ -125,7 +126,7 @@ def _coefficient_panels(ds: xr.Dataset, out: Path, plt: Any) -> Path:
     return save(fig, out / "inverse_coefficients.png", dpi=100)
 
 
-def _misfit_panel(ds: xr.Dataset, out: Path, plt: Any) -> Path:
+def _misfit_panel(ds: xr.Dataset, out: Path, plt: ModuleType) -> Path:
     fig, ax = plt.subplots(figsize=(6.4, 4.4), constrained_layout=True)
     markers = {"surrogate": "o", "classical": "s", "warm_started": "^"}
     for a in ds["approach"].values:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
@@ -11,6 +12,10 @@ import xarray as xr
 from solvers.problems import PROBLEMS, get_problem
 
 from ..plotting import integer_axis, log_axis, save
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["accuracy_vs_cost", "error_histograms", "warm_start_bars", "worst_samples"]
 
@@ -23,7 +28,7 @@ def _names(ds: xr.Dataset) -> tuple[str, str]:
     return str(ds.attrs.get("reference", "reference")), str(ds.attrs.get("candidate", "candidate"))
 
 
-def error_histograms(ds: xr.Dataset, path: Path, plt: Any) -> Path:
+def error_histograms(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
     """One histogram per error metric (samples per bin), the mean marked."""
     ref, cand = _names(ds)
     metrics = [m for m in ("rel_l2", "rel_h1", "rel_energy") if np.isfinite(ds[m].values).any()]
@@ -52,7 +57,7 @@ def _field_label(problem: str, name: str) -> str:
     return _FIELD.get(var, var)
 
 
-def worst_samples(ds: xr.Dataset, path: Path, plt: Any) -> Path:
+def worst_samples(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
     """Input, both solutions and their difference for the three worst samples."""
     ref, cand = _names(ds)
     problem = str(ds.attrs.get("problem"))
@@ -72,7 +77,7 @@ def worst_samples(ds: xr.Dataset, path: Path, plt: Any) -> Path:
     return save(fig, path, dpi=100)
 
 
-def _field_panel(fig: Any, ax: Any, f: np.ndarray, col: int, reference: np.ndarray,
+def _field_panel(fig: Figure, ax: Axes, f: np.ndarray, col: int, reference: np.ndarray,
                  problem: str) -> None:
     unit = "(dimensionless)"
     if f.ndim == 1:
@@ -94,7 +99,7 @@ def _field_panel(fig: Any, ax: Any, f: np.ndarray, col: int, reference: np.ndarr
     ax.set_ylabel("y")
 
 
-def accuracy_vs_cost(ds: xr.Dataset, path: Path, plt: Any) -> Path:
+def accuracy_vs_cost(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
     """Each sample's error against the candidate's wall time; the solver's time marked."""
     ref, cand = _names(ds)
     fig, ax = plt.subplots(figsize=(6.4, 4.4), constrained_layout=True)
@@ -121,7 +126,7 @@ def accuracy_vs_cost(ds: xr.Dataset, path: Path, plt: Any) -> Path:
     return save(fig, path)
 
 
-def warm_start_bars(ds: xr.Dataset, path: Path, plt: Any) -> Path:
+def warm_start_bars(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
     """Krylov iterations from zero and from the prediction; the time saved, per sample."""
     ref, cand = _names(ds)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)

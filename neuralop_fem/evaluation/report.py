@@ -92,8 +92,8 @@ def _plots(ds: xr.Dataset, out: Path) -> list[Path]:
     return written
 
 
-def write_report(ds: xr.Dataset, out_dir: str | os.PathLike[str], *, title: str = "Surrogate vs solver",
-                 notes: str = "") -> dict[str, Any]:
+def write_report(ds: xr.Dataset, out_dir: str | os.PathLike[str], *,
+                 title: str = "Surrogate vs solver", notes: str = "") -> dict[str, Any]:
     """Write ``comparison.nc``, ``summary.md`` and the PNG plots into ``out_dir``.
 
     Returns

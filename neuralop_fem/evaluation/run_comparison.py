@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from solvers.problems import PROBLEMS, get_problem
 
@@ -14,6 +16,12 @@ from ..errors import InputError
 from ..surrogate import Surrogate
 from .comparison import compare
 from .report import write_report
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+    import xarray as xr
+
+    from solvers.contract import Solver
 
 __all__ = ["compare_run", "reference_solver", "solver_names"]
 
@@ -23,7 +31,8 @@ def solver_names() -> list[str]:
     return [f"{p.name}-{short}" for p in PROBLEMS.values() for short in p.solvers]
 
 
-def reference_solver(name: str, surrogate: Surrogate, *, linear_solver: str | None = None) -> Any:
+def reference_solver(name: str, surrogate: Surrogate, *,
+                     linear_solver: str | None = None) -> Solver:
     """The reference solver named ``name`` (``"PROBLEM-SOLVER"``, or "auto": the training
     data's solver, rebuilt from the run's provenance)."""
     problem = get_problem(surrogate.problem)
@@ -52,9 +61,10 @@ def reference_solver(name: str, surrogate: Surrogate, *, linear_solver: str | No
 
 
 def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str],
-                out: str | os.PathLike[str], indices: Any = "test", solver: str = "auto",
-                linear_solver: str | None = None, max_samples: int | None = 64,
-                warm_start: bool = True, device: Any = None) -> dict[str, Any]:
+                out: str | os.PathLike[str], indices: str | Iterable[int] = "test",
+                solver: str = "auto", linear_solver: str | None = None,
+                max_samples: int | None = 64, warm_start: bool = True,
+                device: str | torch.device | None = None) -> dict[str, Any]:
     """Load the run, select samples of ``data``, compare, and write the report into ``out``.
 
     The dataset's inputs are strided to the model grid when the file is finer (as in
@@ -65,7 +75,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
 
     Returns
     -------
-    dict from :func:`~neuralop_fem.evaluation.report.write_report` plus ``"dataset"`` (the comparison).
+    dict from :func:`~neuralop_fem.evaluation.report.write_report` plus ``"dataset"``
+    (the comparison).
     """
     from ..data import load_dataset
     from ..data.io import reading
@@ -102,16 +113,18 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                         model_resolution=sur.resolution, file_resolution=n_file,
                         validation_error=sur.validation_error, test_error=sur.test_error)
     notes = (f"Run `{os.fspath(run_dir)}` (validation rel. L2 {sur.validation_error:.3e}, test "
-             f"{sur.test_error:.3e}); data `{os.fspath(data)}` strided {n_file} -> {sur.resolution}; "
+             f"{sur.test_error:.3e}); data `{os.fspath(data)}` strided {n_file} -> "
+             f"{sur.resolution}; "
              f"samples {idx[0]}..{idx[-1]} ({len(idx)}). Times: wall seconds per sample on "
              f"{sur.device} (surrogate) and one CPU process (solver).")
-    report = write_report(result, out, title=f"{sur.problem}: surrogate vs {type(reference).__name__}",
-                          notes=notes)
+    title = f"{sur.problem}: surrogate vs {type(reference).__name__}"
+    report = write_report(result, out, title=title, notes=notes)
     report["dataset"] = result
     return report
 
 
-def _inverse_observations(sur: Surrogate, ds: Any, idx: Any) -> tuple[Any, Any]:
+def _inverse_observations(sur: Surrogate, ds: xr.Dataset,
+                          idx: NDArray[np.int64]) -> tuple[xr.DataArray, xr.DataArray]:
     """The noisy observations of an inverse run's evaluation (the same fixed noise draws) and
     the true coefficient, both on the model's input grid, as DataArrays."""
     import xarray as xr

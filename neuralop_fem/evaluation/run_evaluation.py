@@ -3,19 +3,21 @@
 Errors per sample: relative L2 ``||p - u|| / ||u||`` on the grid (the papers' metric, averaged
 over samples) and the relative H1 seminorm error with both gradients by central differences
 (:func:`neuralop_fem.metrics.relative_h1`). For Darcy the H1 error has a floor of
-a few per cent even for the exact solution (the gradient jumps across interfaces; docs/training.md, Evaluate).
+a few per cent even for the exact solution (the gradient jumps across interfaces;
+docs/training.md, Evaluate).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import xarray as xr
 
-from solvers.problems import get_problem
+from solvers.problems import Problem, get_problem
 
 from ..errors import ConfigError
 from ..metrics import relative_h1, relative_l2, summarize
@@ -24,10 +26,14 @@ from ..training.config import TrainConfig
 from ..training.run_info import require_fields
 from ..training.setup import check_problem, make_dataset, open_data
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..data.normalizer import UnitGaussianNormalizer
+    from ..models import NormalizedOperator
+
 __all__ = ["evaluate_run", "parse_indices", "summarize"]  # summarize: from ..metrics
 
 
-def parse_indices(spec: Any, *, n_samples: int, test: list[int]) -> np.ndarray:
+def parse_indices(spec: str | Iterable[int], *, n_samples: int, test: list[int]) -> np.ndarray:
     """Sample positions from ``"test"`` (the run's test split), ``"all"``, ``"A:B"`` or a list.
 
     ``"A:B"`` selects positions ``A, ..., B-1`` (either may be left out: ``":8"``, ``"8:"``;
@@ -81,7 +87,7 @@ def _parse_range(spec: str, n_samples: int) -> np.ndarray:
     return np.arange(n_samples, dtype=np.int64)[start:stop]
 
 
-def _inverse_normalizer(operator: Any, n: int) -> Any:
+def _inverse_normalizer(operator: NormalizedOperator, n: int) -> UnitGaussianNormalizer:
     """The training input normaliser resampled to ``n x n`` (for the inverse noise scale)."""
     from ..data.normalizer import UnitGaussianNormalizer
 
@@ -98,7 +104,7 @@ def evaluate_run(
     data: str | os.PathLike[str] | xr.Dataset,
     *,
     resolution: int | None = None,
-    indices: Any = "test",
+    indices: str | Iterable[int] = "test",
     batch_size: int | None = None,
     device: str | None = None,
     transfer: str = "auto",
@@ -195,7 +201,7 @@ def evaluate_run(
 _DIRECT_TRANSFER = frozenset({"burgers"})
 
 
-def _transfer_mode(transfer: str, spec: Any, n: int, n_train: int) -> str:
+def _transfer_mode(transfer: str, spec: Problem, n: int, n_train: int) -> str:
     if transfer not in ("auto", "direct", "resample"):
         msg = f"`transfer` must be 'auto', 'direct' or 'resample'; got {transfer!r}."
         raise ConfigError(msg)
@@ -206,7 +212,7 @@ def _transfer_mode(transfer: str, spec: Any, n: int, n_train: int) -> str:
     return transfer
 
 
-def _through_training_grid(operator: Any, x: torch.Tensor, n_train: int, spec: Any,
+def _through_training_grid(operator: torch.nn.Module, x: torch.Tensor, n_train: int, spec: Problem,
                            device: torch.device) -> np.ndarray:
     """Predict on the training grid and interpolate back: inputs resampled like
     ``Surrogate(resample=True)`` does (nearest node for a coefficient, linear otherwise), the

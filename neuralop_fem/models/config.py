@@ -2,8 +2,8 @@
 
 One dataclass per model family, each a :class:`~neuralop_fem.config_base.FrozenConfig`. Every
 field is a plain ``int``, ``float``, ``str`` or ``bool``; ``to_dict()`` / ``from_dict()``
-round-trip through JSON and ``from_dict`` rejects unknown keys. Shared parameter meanings are documented once, on
-:class:`Transformer1dConfig`.
+round-trip through JSON and ``from_dict`` rejects unknown keys. Shared parameter meanings are
+documented once, on :class:`Transformer1dConfig`.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def save_model(model: nn.Module, path: str | os.PathLike[str]) -> None:
 
 def load_torch_file(
     path: str | os.PathLike[str], *, what: str, error: type[Exception] = InputError,
-    map_location: Any = None,
+    map_location: str | torch.device | None = None,
 ) -> Any:
     """``torch.load(weights_only=True)`` of a regular file, every failure as ``error``.
 
@@ -130,7 +130,7 @@ def _field(source: str, field: str) -> str:
 
 
 def check_state_dict(
-    module: nn.Module, state: Any, *, source: str, field: str = "state_dict",
+    module: nn.Module, state: object, *, source: str, field: str = "state_dict",
     error: type[Exception] = InputError, finite: bool = True,
 ) -> None:
     """Refuse a state dict that does not fit ``module`` exactly, before ``load_state_dict``.
@@ -167,8 +167,8 @@ def check_state_dict(
 
 
 def model_from_config(
-    family: Any,
-    config: Any,
+    family: object,
+    config: object,
     *,
     source: str,
     error: type[Exception] = InputError,
@@ -203,7 +203,7 @@ def model_from_config(
 
 
 def load_model(
-    path: str | os.PathLike[str], *, map_location: Any = None
+    path: str | os.PathLike[str], *, map_location: str | torch.device | None = None
 ) -> nn.Module:
     """Rebuild a model saved by :func:`save_model`, from its config alone.
 

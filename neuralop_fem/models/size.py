@@ -21,12 +21,15 @@ Models built in code (:func:`~neuralop_fem.models.build_model`) are not limited.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from ..errors import ConfigError
 from ._grid import coarse_size, middle_size
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .presets import ModelConfig
 
 __all__ = [
     "MAX_ACTIVATION_BYTES",
@@ -49,15 +52,15 @@ _FLOAT_BYTES = 4
 _QUADRATIC = ("softmax", "fourier")  # kernels with an n x n attention matrix
 
 
-def _spatial_dims(config: Any) -> int:
+def _spatial_dims(config: ModelConfig) -> int:
     return 2 if config.family.endswith("2d") else 1
 
 
-def _depth(config: Any) -> int:
+def _depth(config: ModelConfig) -> int:
     return int(config.num_layers) + int(getattr(config, "num_regressor_layers", 0))
 
 
-def parameter_lower_bound(config: Any) -> int:
+def parameter_lower_bound(config: ModelConfig) -> int:
     """A cheap lower bound of the parameter count of ``config``'s model (integer arithmetic).
 
     Counts only the largest weight matrices: per encoder layer the four attention projections
@@ -77,7 +80,7 @@ def parameter_lower_bound(config: Any) -> int:
     return total
 
 
-def count_parameters(config: Any) -> int:
+def count_parameters(config: ModelConfig) -> int:
     """Exact parameter count of ``config``'s model, built on the ``meta`` device (no memory)."""
     from .presets import MODEL_FAMILIES
 
@@ -86,7 +89,7 @@ def count_parameters(config: Any) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def activation_bytes(config: Any, resolution: int) -> int:
+def activation_bytes(config: ModelConfig, resolution: int) -> int:
     """Estimated float32 working set of one sample in an inference pass at ``resolution`` (bytes).
 
     The tensors alive in one layer: about ``8 d + 2 d_ff`` values per token in an encoder layer
@@ -114,7 +117,7 @@ def activation_bytes(config: Any, resolution: int) -> int:
     return _FLOAT_BYTES * (encoder + samplers + decoder)
 
 
-def check_resolution(value: Any, *, source: str, error: type[Exception] = ConfigError) -> int:
+def check_resolution(value: object, *, source: str, error: type[Exception] = ConfigError) -> int:
     """``value`` as a grid resolution: an integer in ``[1, MAX_RESOLUTION]``.
 
     ``source`` names the file and field in the message (e.g. ``"run/run.json, field
@@ -127,7 +130,7 @@ def check_resolution(value: Any, *, source: str, error: type[Exception] = Config
 
 
 def check_model_size(
-    config: Any, *, source: str, resolution: int | None = None,
+    config: ModelConfig, *, source: str, resolution: int | None = None,
     error: type[Exception] = ConfigError,
 ) -> int:
     """Refuse a model config beyond the documented limits; return its parameter count.

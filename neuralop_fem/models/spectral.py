@@ -120,15 +120,19 @@ class SpectralConv1d(nn.Module):
         self.weight = nn.Parameter(torch.empty(in_channels, out_channels, modes, 2))
         gain = 1.0 / (in_channels * out_channels)
         _init_weight(self.weight, init=init, gain=gain, c_in=in_channels, c_out=out_channels)
-        self._basis_cache: dict[tuple[int, torch.dtype, torch.device], tuple[torch.Tensor, ...]] = {}
+        self._basis_cache: dict[
+            tuple[int, torch.dtype, torch.device], tuple[torch.Tensor, ...]
+        ] = {}
 
     def _bases(self, n: int, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]:
-        """Forward (2m, n) and inverse (n, 2m) real DFT bases, cached for the last (n, dtype, device)."""
+        """Forward (2m, n) and inverse (n, 2m) real DFT bases, cached for the last
+        (n, dtype, device)."""
         key = (n, dtype, device)
         if key not in self._basis_cache:
             k = torch.arange(self.modes, device=device)
             fwd = _phase(n, k, -1.0, dtype) / math.sqrt(n)  # (n, m)
-            inv = _phase(n, k, 1.0, dtype) * (_half_weights(n, self.modes, dtype, device) / math.sqrt(n))
+            weights = _half_weights(n, self.modes, dtype, device) / math.sqrt(n)
+            inv = _phase(n, k, 1.0, dtype) * weights
             self._basis_cache = {key: (
                 torch.cat((fwd.real, fwd.imag), dim=1).t().contiguous(),
                 torch.cat((inv.real, -inv.imag), dim=1).contiguous(),

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import skfem
@@ -31,11 +31,17 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import RegularGridInterpolator
 from skfem.helpers import dot
 
-from solvers.contract import SolveReport, check_finite
+from solvers.contract import SolveReport, SolverInput, SolverOutput, check_finite
 
 from ..errors import InputError, ShapeError
 
+if TYPE_CHECKING:  # pragma: no cover
+    import meshio
+
+    from solvers.darcy import DarcyFEMSolver
+
 __all__ = [
+    "GridSurrogate",
     "MeshComparison",
     "coefficient_to_grid",
     "compare_on_mesh",
@@ -48,7 +54,8 @@ __all__ = [
 def _check_unit_square(mesh: skfem.Mesh) -> None:
     lo, hi = mesh.p.min(axis=1), mesh.p.max(axis=1)
     if mesh.p.shape[0] != 2 or lo.min() < -1e-12 or hi.max() > 1 + 1e-12:
-        msg = (f"`mesh` must be a 2D mesh inside the unit square [0, 1]^2 (the surrogate's domain); "
+        msg = ("`mesh` must be a 2D mesh inside the unit square [0, 1]^2 "
+               "(the surrogate's domain); "
                f"got a {mesh.p.shape[0]}D mesh with bounding box {lo.tolist()}..{hi.tolist()}.")
         raise InputError(msg)
 
@@ -78,7 +85,8 @@ def coefficient_to_grid(mesh: skfem.Mesh, coefficient: ArrayLike, n: int) -> NDA
     """
     coef = np.asarray(coefficient, dtype=np.float64)
     if coef.shape != (mesh.nelements,):
-        msg = f"`coefficient` must have shape ({mesh.nelements},), one value per element; got {coef.shape}."
+        msg = (f"`coefficient` must have shape ({mesh.nelements},), one value per element; "
+               f"got {coef.shape}.")
         raise ShapeError(msg)
     check_finite(coef, name="coefficient")
     _check_unit_square(mesh)
@@ -158,8 +166,18 @@ class MeshComparison:
     surrogate_time: float
 
 
-def compare_on_mesh(surrogate: Any, mesh: skfem.Mesh, coefficient: ArrayLike, *,
-                    solver: Any = None) -> MeshComparison:
+class GridSurrogate(Protocol):
+    """What :func:`compare_on_mesh` needs of a surrogate: its node grid size ``resolution``
+    and ``solve(a)`` for ``a`` of shape (n, n) on that grid."""
+
+    @property
+    def resolution(self) -> int: ...
+
+    def solve(self, inputs: SolverInput, /) -> SolverOutput: ...
+
+
+def compare_on_mesh(surrogate: GridSurrogate, mesh: skfem.Mesh, coefficient: ArrayLike, *,
+                    solver: DarcyFEMSolver | None = None) -> MeshComparison:
     """Evaluate a grid surrogate on a mesh problem and compare with the P1 FEM solution.
 
     Parameters
@@ -287,7 +305,7 @@ def read_fields(path: str | os.PathLike[str]) -> tuple[skfem.Mesh, dict[str, NDA
     return mesh, points, cells
 
 
-def mesh_from_meshio(m: Any) -> skfem.Mesh:
+def mesh_from_meshio(m: meshio.Mesh) -> skfem.Mesh:
     """A scikit-fem mesh from a meshio mesh (:func:`skfem.io.meshio.from_meshio`).
 
     The type follows the cells (triangles -> ``MeshTri1``, quadrilaterals -> ``MeshQuad1``,

@@ -165,7 +165,9 @@ class Surrogate:
         training noise (:attr:`noise`, paper convention) corresponds to for ``inputs``.
 
         This is the level a classical inversion's discrepancy principle needs
-        (:class:`solvers.DarcyInverseSolver`, ``noise_level``). Inputs on the model grid.
+        (:class:`solvers.DarcyInverseSolver`, ``noise_level``). Inputs on another square node
+        grid use ``sigma`` interpolated bilinearly to it (both norms are over that grid's
+        interior nodes, so the ratio does not depend on the grid).
         """
         batch = as_batch(inputs, name=self.spec.input_name, core_dims=self.spec.dims)
         u = batch.values
@@ -173,9 +175,11 @@ class Surrogate:
         if self.noise == 0 or std is None:
             return np.zeros(len(u))
         if u.shape[1:] != std.shape:
-            msg = (f"`{self.spec.input_name}` must be on the model grid {std.shape} to convert "
-                   f"the noise level; got {u.shape[1:]}.")
-            raise ShapeError(msg)
+            if u.ndim != 3 or u.shape[1] != u.shape[2] or u.shape[1] < 3:
+                msg = (f"`{self.spec.input_name}` must be square node grids (n, n), n >= 3, "
+                       f"to convert the noise level; got {u.shape[1:]}.")
+                raise ShapeError(msg)
+            std = resample_nodes(std[None], u.shape[1], order=1)[0]
         num = self.noise * np.linalg.norm(std[1:-1, 1:-1])
         return num / np.linalg.norm(u[:, 1:-1, 1:-1].reshape(len(u), -1), axis=1)
 
@@ -286,7 +290,8 @@ class Surrogate:
             When inputs look unlike the training inputs (see :mod:`neuralop_fem.data.ood`).
         """
         if initial_guess is not None:
-            msg = f"`initial_guess` must be None for a surrogate; got {type(initial_guess).__name__}."
+            msg = ("`initial_guess` must be None for a surrogate; "
+                   f"got {type(initial_guess).__name__}.")
             raise InputError(msg)
         name, core = self.spec.input_name, self.spec.dims
         ndim = np.ndim(getattr(inputs, "values", inputs))
@@ -309,7 +314,8 @@ class Surrogate:
         if n_in != self.resolution and not resample:
             want = (self.resolution,) * len(core)
             msg = (f"`{name}` must be on the model grid {want} (the training resolution); got "
-                   f"{values.shape[1:]}. Pass resample=True to resample to the model grid and back.")
+                   f"{values.shape[1:]}. Pass resample=True to resample to the model grid "
+                   "and back.")
             raise ShapeError(msg)
         t0 = time.perf_counter()
         model_in = self._to_model_grid(values)
@@ -397,7 +403,8 @@ def _check_finite_prediction(pred: NDArray[np.float64], name: str,
         raise InputError(msg)
 
 
-def _darcy_residual(solver: Any, a: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:
+def _darcy_residual(solver: Any, a: NDArray[np.float64],
+                    u: NDArray[np.float64]) -> NDArray[np.float64]:
     from .warmstart import relative_residual
 
     return relative_residual(solver, a, u)

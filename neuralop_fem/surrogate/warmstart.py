@@ -1,7 +1,8 @@
 """Surrogate predictions inside iterative Darcy solves: residual check, warm starts, policy.
 
-For the discrete Darcy system ``A x = b`` of a classical solver (:class:`~solvers.darcy.DarcyFDSolver`
-or :class:`~solvers.darcy.DarcyFEMSolver` on the node grid), a surrogate prediction ``p`` can
+For the discrete Darcy system ``A x = b`` of a classical solver
+(:class:`~solvers.darcy.DarcyFDSolver` or :class:`~solvers.darcy.DarcyFEMSolver` on the node grid),
+a surrogate prediction ``p`` can
 
 * be **accepted** when its relative residual ``||b - A p|| / ||b||`` is small enough;
 * **warm-start** the Krylov solver (``initial_guess=p``);
@@ -22,16 +23,19 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import NDArray
 
-from solvers.contract import as_batch
+from solvers.contract import SolverInput, SolverOutput, SupportsSolve, as_batch
 
 from ..errors import ConvergenceError, InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from solvers.darcy import DarcySolver
 
 __all__ = [
     "DECISIONS",
@@ -47,14 +51,16 @@ DECISIONS = ("accept", "warm_start", "scratch")
 VARIANTS = ("zero", "warm", "projected", "deflated")
 
 
-def _check_darcy_solver(solver: Any) -> None:
+def _check_darcy_solver(solver: object) -> None:
     if not hasattr(solver, "systems") or not hasattr(solver, "linear_solver"):
         msg = (f"`solver` must be a DarcyFDSolver or DarcyFEMSolver (node grid); got "
                f"{type(solver).__name__}.")
         raise InputError(msg)
 
 
-def discrete_systems(solver: Any, a: NDArray[np.float64]) -> list[tuple[sp.csr_matrix, NDArray[np.float64]]]:
+def discrete_systems(
+    solver: DarcySolver, a: NDArray[np.float64]
+) -> list[tuple[sp.csr_matrix, NDArray[np.float64]]]:
     """The interior systems ``(A, b)`` that ``solver`` solves for each coefficient sample.
 
     Parameters
@@ -72,7 +78,9 @@ def discrete_systems(solver: Any, a: NDArray[np.float64]) -> list[tuple[sp.csr_m
     return solver.systems(np.asarray(a, dtype=np.float64))
 
 
-def relative_residual(solver: Any, a: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:
+def relative_residual(
+    solver: DarcySolver, a: NDArray[np.float64], u: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """``||b - A u|| / ||b||`` of each sample with the solver's own discrete operator.
 
     Parameters
@@ -97,7 +105,7 @@ def relative_residual(solver: Any, a: NDArray[np.float64], u: NDArray[np.float64
     return res
 
 
-def deflated_pcg(solver: Any, a_mat: sp.csr_matrix, b: NDArray[np.float64],
+def deflated_pcg(solver: DarcySolver, a_mat: sp.csr_matrix, b: NDArray[np.float64],
                  w: NDArray[np.float64], *, n: int) -> tuple[NDArray[np.float64], int, float]:
     """Deflated preconditioned CG from zero with one deflation vector ``w`` (a prediction).
 
@@ -125,7 +133,7 @@ def _start(variant: str, a_mat: sp.csr_matrix, b: NDArray[np.float64],
     return {"x0": np.zeros_like(b), "deflation": p}
 
 
-def _timed_solve(solver: Any, a: NDArray[np.float64], pred: NDArray[np.float64],
+def _timed_solve(solver: DarcySolver, a: NDArray[np.float64], pred: NDArray[np.float64],
                  variant: str) -> tuple[int, float, float]:
     """(iterations, residual, seconds) of one sample: assembly + start + the solver's solve.
 
@@ -140,9 +148,11 @@ def _timed_solve(solver: Any, a: NDArray[np.float64], pred: NDArray[np.float64],
     return int(its), float(res), time.perf_counter() - t0
 
 
-def measure_warm_start(solver: Any, a: NDArray[np.float64], prediction: NDArray[np.float64], *,
-                       tolerances: Sequence[float], variants: Sequence[str] = VARIANTS,
-                       prediction_time: NDArray[np.float64] | float = 0.0, repeats: int = 1) -> xr.Dataset:
+def measure_warm_start(solver: DarcySolver, a: NDArray[np.float64],
+                       prediction: NDArray[np.float64], *, tolerances: Sequence[float],
+                       variants: Sequence[str] = VARIANTS,
+                       prediction_time: NDArray[np.float64] | float = 0.0,
+                       repeats: int = 1) -> xr.Dataset:
     """Iterations and wall time to each tolerance, from zero and from a prediction.
 
     Parameters
@@ -172,7 +182,8 @@ def measure_warm_start(solver: Any, a: NDArray[np.float64], prediction: NDArray[
     a = np.asarray(a, dtype=np.float64)
     prediction = np.asarray(prediction, dtype=np.float64)
     if a.shape != prediction.shape or a.ndim != 3:
-        msg = f"`prediction` must have the shape of `a` (n_samples, n, n) {a.shape}; got {prediction.shape}."
+        msg = (f"`prediction` must have the shape of `a` (n_samples, n, n) {a.shape}; "
+               f"got {prediction.shape}.")
         raise InputError(msg)
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
@@ -208,8 +219,8 @@ class SurrogatePolicy:
 
     For each coefficient sample the surrogate's prediction ``p`` is checked against the
     solver's own discrete system: if ``||b - A p|| / ||b|| <= accept_residual`` it is
-    accepted as is; otherwise the solver runs from ``initial_guess=p`` (a warm start) when ``p`` is a better start than zero
-    (relative residual below 1, the zero start's); if that fails
+    accepted as is; otherwise the solver runs from ``initial_guess=p`` (a warm start) when ``p``
+    is a better start than zero (relative residual below 1, the zero start's); if that fails
     (:class:`~solvers.errors.ConvergenceError`), or the prediction is not finite or worse than
     zero, the solver runs from zero.
 
@@ -226,17 +237,19 @@ class SurrogatePolicy:
         ``cond(A) ~ 4 (n-1)^2 contrast / pi^2`` (~3e5 at n = 421 with contrast 4).
     """
 
-    def __init__(self, surrogate: Any, solver: Any, *, accept_residual: float = 1e-6) -> None:
+    def __init__(self, surrogate: SupportsSolve, solver: DarcySolver, *,
+                 accept_residual: float = 1e-6) -> None:
         _check_darcy_solver(solver)
         if isinstance(accept_residual, bool) or not isinstance(accept_residual, int | float) \
                 or not 0.0 < accept_residual < 1.0:
-            msg = f"`accept_residual` must be a relative residual in (0, 1); got {accept_residual!r}."
+            msg = ("`accept_residual` must be a relative residual in (0, 1); "
+                   f"got {accept_residual!r}.")
             raise InputError(msg)
         self.surrogate = surrogate
         self.solver = solver
         self.accept_residual = float(accept_residual)
 
-    def solve(self, inputs: Any) -> tuple[Any, xr.Dataset]:
+    def solve(self, inputs: SolverInput) -> tuple[SolverOutput, xr.Dataset]:
         """Solve each sample by the policy.
 
         Parameters

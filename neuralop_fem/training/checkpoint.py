@@ -22,6 +22,7 @@ import csv
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ RUN_FILES = (RUN_JSON, LAST, BEST, METRICS, CURVE)
 _NORMALIZER_KEYS = ("mean", "std", "eps", "periodic")
 
 
-def save_atomic(obj: Any, path: Path) -> None:
+def save_atomic(obj: object, path: Path) -> None:
     """``torch.save`` through :func:`neuralop_fem.files.atomic_path`."""
     with atomic_path(path) as tmp:
         torch.save(obj, tmp)
@@ -74,7 +75,7 @@ def _compact_lists(text: str) -> str:
     )
 
 
-def write_json(obj: dict[str, Any], path: Path) -> None:
+def write_json(obj: Mapping[str, object], path: Path) -> None:
     """Atomically write ``obj`` as indented JSON."""
     write_text_atomic(path, _compact_lists(json.dumps(obj, indent=2, sort_keys=False)) + "\n")
 
@@ -86,7 +87,7 @@ def _normalizer_state(norm: nn.Module | None) -> dict[str, torch.Tensor] | None:
 
 
 def operator_payload(
-    operator: NormalizedOperator, *, extra: dict[str, Any] | None = None
+    operator: NormalizedOperator, *, extra: Mapping[str, object] | None = None
 ) -> dict[str, Any]:
     """Everything to rebuild ``operator`` alone: model family + config, normalisers, weights."""
     model = operator.model
@@ -128,7 +129,7 @@ def _normalizer(payload: dict[str, Any], key: str, source: str) -> nn.Module | N
 
 
 def build_operator(
-    payload: Any, *, source: str = "<payload>", resolution: int | None = None,
+    payload: object, *, source: str = "<payload>", resolution: int | None = None,
 ) -> NormalizedOperator:
     """Rebuild a :class:`NormalizedOperator` from :func:`operator_payload` output (eval mode).
 
@@ -170,7 +171,7 @@ def load_best(path: Path, *, resolution: int | None = None) -> NormalizedOperato
 
 
 def load_trained(
-    run_dir: str | os.PathLike[str], *, map_location: Any = None
+    run_dir: str | os.PathLike[str], *, map_location: str | torch.device | None = None
 ) -> tuple[NormalizedOperator, dict[str, Any]]:
     """Load the selected (best-validation) model of a run.
 

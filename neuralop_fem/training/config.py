@@ -1,8 +1,8 @@
 """Training configuration (:class:`TrainConfig`) and the paper's training presets.
 
 A training preset names a model preset of :data:`neuralop_fem.models.PRESETS` and the
-training settings of Cao 2021 (docs/training.md, Presets) for it: resolution, batch size, learning rate,
-H1 weight ``gamma``. Every model preset has a training preset of the same name.
+training settings of Cao 2021 (docs/training.md, Presets) for it: resolution, batch size,
+learning rate, H1 weight ``gamma``. Every model preset has a training preset of the same name.
 
 Choices that differ from the reference code (documented in ``docs/training.md``):
 

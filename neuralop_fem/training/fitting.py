@@ -29,12 +29,11 @@ otherwise (``neuralop-fem train`` prints them)::
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
 
 import xarray as xr
 
-from solvers.problems import get_problem
+from solvers.problems import Problem, get_problem
 
 from ..errors import ConfigError
 from .config import TrainConfig
@@ -146,19 +145,19 @@ def fit_split(
     return sizes, note
 
 
-def _usable(problem: Any, model_config: Any) -> Any:
+def _usable(problem: Problem, model_config: object) -> Callable[[int], bool]:
     """Whether a resolution can be trained on: enough points, and for the inverse problem a
     coarse target grid reachable from it by pooling."""
     from ..models._grid import coarse_size
 
-    coarse = (getattr(model_config, "output_grid", None) == "coarse"
-              and hasattr(model_config, "coarse_ratio"))
+    ratio = getattr(model_config, "coarse_ratio", None)
+    coarse = getattr(model_config, "output_grid", None) == "coarse" and ratio is not None
 
     def usable(n: int) -> bool:
         if n < MIN_POINTS:
             return False
         if problem.inverse and coarse:
-            n_c = coarse_size(n, model_config.coarse_ratio)
+            n_c = coarse_size(n, float(ratio))
             return n_c > 1 and (n - 1) % (n_c - 1) == 0
         return True
 
@@ -166,7 +165,7 @@ def _usable(problem: Any, model_config: Any) -> Any:
 
 
 def fit_resolution(
-    n_full: int, config: TrainConfig, *, model_config: Any = None, keep: Collection[str] = (),
+    n_full: int, config: TrainConfig, *, model_config: object = None, keep: Collection[str] = (),
     names: Mapping[str, str] | None = None, where: str = "the dataset",
 ) -> tuple[int | None, str | None]:
     """The training resolution for a file whose grid has ``n_full`` points per dimension.
@@ -209,7 +208,7 @@ def fit_resolution(
 
 
 def fit_to_data(
-    config: TrainConfig, data: xr.Dataset | str | os.PathLike[str], *, model_config: Any = None,
+    config: TrainConfig, data: xr.Dataset | str | os.PathLike[str], *, model_config: object = None,
     keep: Collection[str] = (), names: Mapping[str, str] | None = None,
     preset: str | None = None,
 ) -> tuple[TrainConfig, list[str]]:

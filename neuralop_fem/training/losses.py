@@ -58,7 +58,8 @@ def _drop_channel(x: torch.Tensor, spatial_ndim: int) -> torch.Tensor:
     if x.ndim == spatial_ndim + 1:
         return x
     msg = (
-        f"expected a tensor of shape (batch, {'n, ' * spatial_ndim}[1]); got shape {tuple(x.shape)}."
+        f"expected a tensor of shape (batch, {'n, ' * spatial_ndim}[1]); "
+        f"got shape {tuple(x.shape)}."
     )
     raise ShapeError(msg)
 
@@ -75,7 +76,8 @@ def relative_l2_error(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     (batch,) tensor. The reported metric of the papers is its mean.
     """
     if pred.shape != target.shape:
-        msg = f"`pred` must have the shape of `target` {tuple(target.shape)}; got {tuple(pred.shape)}."
+        msg = (f"`pred` must have the shape of `target` {tuple(target.shape)}; "
+               f"got {tuple(pred.shape)}.")
         raise ShapeError(msg)
     diff = _flatten_samples(pred - target).pow(2).sum(dim=1)
     norm = _flatten_samples(target).pow(2).sum(dim=1)
@@ -128,7 +130,8 @@ def h1_loss_term(
         p = _drop_channel(pred, 1)
         g = _drop_channel(target_grad, 1)
         if g.shape != p.shape:
-            msg = f"`target_grad` must have shape {tuple(pred.shape)}; got {tuple(target_grad.shape)}."
+            msg = (f"`target_grad` must have shape {tuple(pred.shape)}; "
+                   f"got {tuple(target_grad.shape)}.")
             raise ShapeError(msg)
         n = p.shape[-1]
         dp = central_difference_1d(p, 1.0 / n)
@@ -192,7 +195,8 @@ def relative_h1_error(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     (batch,) tensor ``|pred - target|_{H1} / |target|_{H1}`` (discrete seminorms).
     """
     if pred.shape != target.shape:
-        msg = f"`pred` must have the shape of `target` {tuple(target.shape)}; got {tuple(pred.shape)}."
+        msg = (f"`pred` must have the shape of `target` {tuple(target.shape)}; "
+               f"got {tuple(pred.shape)}.")
         raise ShapeError(msg)
     if pred.ndim == 3:
         n = pred.shape[1]

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from .config import TrainConfig
 
+if TYPE_CHECKING:  # pragma: no cover
+    from torch.optim.optimizer import ParamsT
+
 __all__ = ["make_optimizer", "make_scheduler"]
 
 
-def make_optimizer(params: Any, config: TrainConfig) -> torch.optim.Optimizer:
+def make_optimizer(params: ParamsT, config: TrainConfig) -> torch.optim.Optimizer:
     """Adam (default betas/eps, no weight decay) at ``lr_max``; the schedule sets the lr."""
     return torch.optim.Adam(params, lr=config.lr_max, weight_decay=0.0)
 

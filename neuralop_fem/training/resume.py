@@ -15,9 +15,10 @@
 from __future__ import annotations
 
 import math
+import os
 import random
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 import torch
@@ -28,7 +29,11 @@ from ..models.io import check_state_dict, load_torch_file
 from . import checkpoint as ck
 from .distributed import GlobalBatchSampler
 
-__all__ = ["LOCK", "capture_rng", "lock_run_dir", "prepare_run_dir", "read_last", "restore"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .trainer import Trainer
+
+__all__ = ["LOCK", "LastState", "capture_rng", "lock_run_dir", "prepare_run_dir", "read_last",
+           "restore"]
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
 _RNG = ("torch", "cuda", "numpy", "python", "loader")
@@ -143,7 +148,29 @@ def _check_history(history: Any, epoch: int, source: Any) -> None:
                                        "(one per epoch completed)")
 
 
-def read_last(path: Path) -> dict[str, Any]:
+class LastState(TypedDict):
+    """The contents of ``last.pt`` (:func:`read_last`): the run's identity, the state dicts of
+    the model, optimizer and scheduler, the RNG states (:func:`capture_rng`), the per-epoch
+    history, the best epoch so far and the wall time."""
+
+    format: str
+    epoch: int
+    identity: dict[str, object]
+    model: dict[str, torch.Tensor]
+    optimizer: dict[str, Any]
+    scheduler: dict[str, Any]
+    rng: dict[str, Any]
+    history: dict[str, list[float]]
+    best_epoch: int
+    best_val: float
+    wall_time_s: float
+    # Written for a reader of the file; not checked, not used to resume.
+    train_config: NotRequired[dict[str, Any]]
+    model_family: NotRequired[str]
+    model_config: NotRequired[dict[str, Any]]
+
+
+def read_last(path: Path) -> LastState:
     """``last.pt`` read and its structure checked (the weights are checked by :func:`restore`).
 
     Raises
@@ -264,7 +291,7 @@ def _restore_rng(state: dict[str, Any], sampler: GlobalBatchSampler, source: Any
         raise _fail(source, f"rng.{key}", "the saved state of that generator") from None
 
 
-def restore(trainer: Any, state: dict[str, Any], source: Any) -> None:
+def restore(trainer: Trainer, state: LastState, source: str | os.PathLike[str]) -> None:
     """Put ``trainer`` in the state of :func:`read_last` output (everything checked first)."""
     epoch = int(state["epoch"])
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -210,7 +211,7 @@ def _check_ood(ref: Any, source: Any) -> None:
         raise RunDirectoryError(msg) from None
 
 
-def validate_run_info(info: Any, *, source: Any) -> dict[str, Any]:
+def validate_run_info(info: object, *, source: str | os.PathLike[str]) -> dict[str, Any]:
     """Check the fields of a parsed ``run.json`` (see the module docstring); return ``info``.
 
     Raises
@@ -237,7 +238,8 @@ def validate_run_info(info: Any, *, source: Any) -> dict[str, Any]:
     return info
 
 
-def require_fields(info: dict[str, Any], names: tuple[str, ...], *, source: Any) -> None:
+def require_fields(info: Mapping[str, object], names: tuple[str, ...], *,
+                   source: str | os.PathLike[str]) -> None:
     """Refuse ``info`` (validated) without each of ``names`` (a reader that needs them)."""
     missing = [name for name in names if info.get(name) is None]
     if missing:

@@ -1,7 +1,7 @@
 """From a dataset file and a :class:`TrainConfig` to splits, torch datasets and normalisers.
 
-Splits (Cao 2021 with a validation split added; docs/training.md): for a dataset of N samples the test
-set is the last ``n_test`` samples, validation the ``n_val`` samples just before them, and
+Splits (Cao 2021 with a validation split added; docs/training.md): for a dataset of N samples
+the test set is the last ``n_test`` samples, validation the ``n_val`` samples just before them, and
 training the first ``n_train``. Validation is carved from samples the reference used for
 training, never from the test set. Normalisers (Darcy forward and inverse) are fitted on the
 training split only.

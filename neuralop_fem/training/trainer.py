@@ -1,8 +1,8 @@
 r"""The :class:`Trainer`: one training run in a run directory, resumable, single or multi-process.
 
-Optimisation (Cao 2021; docs/training.md): Adam without weight decay, torch ``OneCycleLR`` stepped after
-every batch (cosine, momentum cycling :math:`\beta_1` 0.95 -> 0.85 -> 0.95), total-norm gradient
-clipping, loss :func:`~neuralop_fem.training.losses.operator_loss` with the config's
+Optimisation (Cao 2021; docs/training.md): Adam without weight decay, torch ``OneCycleLR`` stepped
+after every batch (cosine, momentum cycling :math:`\beta_1` 0.95 -> 0.85 -> 0.95), total-norm
+gradient clipping, loss :func:`~neuralop_fem.training.losses.operator_loss` with the config's
 :math:`\gamma` (coefficient-weighted H1 term for Darcy). After every epoch the mean relative L2
 error on the validation split is computed; the model with the lowest one is kept in
 ``best.pt``. At the end the test error of that model and of the final epoch are reported.
@@ -128,7 +128,8 @@ class Trainer:
             raise ConfigError(msg)
         family = getattr(model_config, "family", None)
         if family not in MODEL_FAMILIES or type(model_config) is not MODEL_FAMILIES[family][0]:
-            msg = f"`model_config` must be a neuralop_fem.models config; got {type(model_config).__name__}."
+            msg = ("`model_config` must be a neuralop_fem.models config; "
+                   f"got {type(model_config).__name__}.")
             raise ConfigError(msg)
         self.run_dir = Path(run_dir)
         self.config, self.model_config, self.preset = config, model_config, preset
@@ -158,7 +159,8 @@ class Trainer:
             model, input_normalizer=self.data.input_normalizer,
             output_normalizer=self.data.output_normalizer, dirichlet=self.data.dirichlet,
         ).to(self.device)
-        self.forward_module = AmpForward(self.operator, amp=config.amp, device_type=self.device.type)
+        self.forward_module = AmpForward(self.operator, amp=config.amp,
+                                         device_type=self.device.type)
         self.train_module: nn.Module = self.forward_module
         if self.ctx.distributed:
             ids = [self.device.index] if self.device.type == "cuda" else None

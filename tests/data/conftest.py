@@ -13,7 +13,8 @@ def make_burgers(rng: np.random.Generator, *, n_samples: int = 6, n: int = 32, t
     u = rng.standard_normal((n_samples, n))
     extra = {}
     if times:
-        extra = {"u_t": rng.standard_normal((n_samples, times, n)), "time": np.linspace(0, 1, times)}
+        extra = {"u_t": rng.standard_normal((n_samples, times, n)),
+                 "time": np.linspace(0, 1, times)}
     return schema.burgers_dataset(
         u0,
         u,

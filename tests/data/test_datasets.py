@@ -27,8 +27,10 @@ def test_burgers_items_and_periodic_derivative(rng):
     data = BurgersDataset(ds, resolution=8, indices=[3, 1])
     assert len(data) == 2
     item = data[0]
-    for key, shape in {"input": (8, 1), "target": (8, 1), "grid": (8, 1), "target_grad": (8, 1)}.items():
-        assert item[key].shape == shape and item[key].dtype == torch.float32, key
+    shapes = {"input": (8, 1), "target": (8, 1), "grid": (8, 1), "target_grad": (8, 1)}
+    for key, shape in shapes.items():
+        assert item[key].shape == shape, key
+        assert item[key].dtype == torch.float32, key
     u0, u = ds["u0"].values[3], ds["u"].values[3]
     np.testing.assert_array_equal(item["input"][:, 0].numpy(), u0[::4].astype(np.float32))
     np.testing.assert_array_equal(item["target"][:, 0].numpy(), u[::4].astype(np.float32))
@@ -61,7 +63,8 @@ def test_darcy_items_and_gradient_from_full_grid(rng):
 
 
 def test_unreachable_resolution_is_error(rng):
-    with pytest.raises(InputError, match=r"reachable from 32.*one of \[1, 2, 4, 8, 16, 32\]; got 12"):
+    match = r"reachable from 32.*one of \[1, 2, 4, 8, 16, 32\]; got 12"
+    with pytest.raises(InputError, match=match):
         BurgersDataset(make_burgers(rng), resolution=12)
 
 
@@ -109,7 +112,8 @@ def _poisoned(ds, allowed):
 def test_reads_only_selected_samples(rng, in_memory):
     ds = make_darcy(rng, n_samples=6, n=9)
     data = DarcyDataset(_poisoned(ds, {1, 4}), indices=[4, 1], in_memory=in_memory)
-    np.testing.assert_array_equal(data[0]["target"][..., 0].numpy(), ds["u"].values[4].astype(np.float32))
+    np.testing.assert_array_equal(data[0]["target"][..., 0].numpy(),
+                                  ds["u"].values[4].astype(np.float32))
     data[1]  # noqa: B018
 
 
@@ -119,8 +123,10 @@ def test_inverse_view_pooling_and_fixed_noise(rng):
     item = clean[0]
     assert item["input"].shape == (13, 13, 1)
     assert item["target"].shape == (7, 7, 1)
-    assert item["grid"].shape == (7, 7, 2) and item["grid_fine"].shape == (13, 13, 2)
-    np.testing.assert_array_equal(item["input"][..., 0].numpy(), ds["u"].values[0, ::2, ::2].astype(np.float32))
+    assert item["grid"].shape == (7, 7, 2)
+    assert item["grid_fine"].shape == (13, 13, 2)
+    np.testing.assert_array_equal(item["input"][..., 0].numpy(),
+                                  ds["u"].values[0, ::2, ::2].astype(np.float32))
     # Naive two-stage pooling at one coarse node: centred 3x3 window (factor 2 -> r = 1).
     a = ds["a"].values[0]
     fine = np.array([[a[max(0, 2 * p - 1) : 2 * p + 2, max(0, 2 * q - 1) : 2 * q + 2].mean()

@@ -55,7 +55,8 @@ def test_darcy_file_matches_independent_regeneration(tmp_path):
         np.testing.assert_array_equal(ds["sample"].values, np.arange(5))
         assert ds.attrs["source"] == "neuralop_fem generate"
         assert ds.attrs["dataset_seed"] == 7
-        assert ds.attrs["contrast_high"] == 12.0 and ds.attrs["linear_solver"] == "gmg"
+        assert ds.attrs["contrast_high"] == 12.0
+        assert ds.attrs["linear_solver"] == "gmg"
         assert json.loads(ds.attrs["config_json"])["settings"]["resolution"] == N
         seeds = ds["seed"].values
         np.testing.assert_array_equal(seeds, sample_seeds(7, np.arange(5)))
@@ -221,7 +222,8 @@ def test_workers_and_scheduler_conflict(tmp_path):
     ({"n_samples": 0}, r"`n_samples` must be an integer >= 1; got 0"),
     ({"resolution": 2}, r"`resolution` must be an integer >= 3"),
     ({"seed": -1}, r"`seed` must be an integer in \[0, 9223372036854775807\]; got -1"),
-    ({"seed": 2**64}, r"`seed` must be an integer in \[0, 9223372036854775807\]; got 18446744073709551616"),
+    ({"seed": 2**64},
+     r"`seed` must be an integer in \[0, 9223372036854775807\]; got 18446744073709551616"),
     ({"chunk_size": 0}, r"`chunk_size` must be an integer >= 1"),
     ({"dtype": "float16"}, r"`dtype` must be 'float64' or 'float32'"),
 ])
@@ -242,8 +244,10 @@ def test_unknown_linear_solver(tmp_path):
 
 @pytest.mark.parametrize(("cls", "kw", "match"), [
     (BurgersDataConfig, {"viscosity": -0.1}, r"`viscosity` must be a finite number > 0; got -0.1"),
-    (BurgersDataConfig, {"solver": "weno"}, r"`solver` must be one of 'spectral', 'fd'; got 'weno'"),
-    (BurgersDataConfig, {"output_times": (0.5, 0.2)}, r"`output_times` must be strictly increasing"),
+    (BurgersDataConfig, {"solver": "weno"},
+     r"`solver` must be one of 'spectral', 'fd'; got 'weno'"),
+    (BurgersDataConfig, {"output_times": (0.5, 0.2)},
+     r"`output_times` must be strictly increasing"),
     (BurgersDataConfig, {"output_times": (0.5, 2.0)}, r"in \[0, final_time=1.0\]"),
     (DarcyDataConfig, {"discretisation": "fvm"}, r"`discretisation` must be one of 'fd', 'fem'"),
     (DarcyDataConfig, {"contrast_low": 0.0}, r"`contrast_low` must be a finite number > 0"),
@@ -258,7 +262,8 @@ def test_config_round_trips_through_json():
     config = BurgersDataConfig(viscosity=0.1, output_times=(0.25, 1.0))
     back = BurgersDataConfig.from_dict(json.loads(json.dumps(config.to_dict())))
     assert back == config
-    with pytest.raises(ConfigError, match=r"Unknown BurgersDataConfig key\(s\) \['nu'\]; valid keys: viscosity"):
+    match = r"Unknown BurgersDataConfig key\(s\) \['nu'\]; valid keys: viscosity"
+    with pytest.raises(ConfigError, match=match):
         BurgersDataConfig.from_dict({"nu": 0.1})
 
 
@@ -288,15 +293,18 @@ def test_an_option_of_the_solver_not_chosen_is_an_error(cls, values, field):
 
 def test_a_config_holds_the_options_of_its_solver_only():
     fem = DarcyDataConfig(discretisation="fem")
-    assert fem.element == "P1" and fem.averaging is None
-    assert "averaging" not in fem.to_dict() and fem.to_dict()["element"] == "P1"
+    assert fem.element == "P1"
+    assert fem.averaging is None
+    assert "averaging" not in fem.to_dict()
+    assert fem.to_dict()["element"] == "P1"
     assert DarcyDataConfig.from_dict(fem.to_dict()) == fem
     fd = DarcyDataConfig(averaging="arithmetic")
     with pytest.raises(ConfigError, match="`averaging` applies to discretisation='fd' only"):
         fd.replace(discretisation="fem")  # the explicit FD option does not carry over
     assert DarcyDataConfig().replace(discretisation="fem") == fem
     spectral = BurgersDataConfig()
-    assert spectral.cfl is None and spectral.growth == 1.2
+    assert spectral.cfl is None
+    assert spectral.growth == 1.2
     assert BurgersDataConfig(solver="fd").cfl == 0.8
 
 

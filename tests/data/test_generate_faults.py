@@ -46,7 +46,8 @@ def test_a_second_writer_of_the_same_file_fails_at_once(tmp_path):
         holder.stdout.close()
     # the lock dies with its holder: the next run works and leaves no lock behind
     generate("darcy", n_samples=2, resolution=9, out=out, workers=0, progress=False)
-    assert out.is_file() and not lock.exists()
+    assert out.is_file()
+    assert not lock.exists()
 
 
 def test_a_killed_final_assembly_leaves_no_temporary_behind(tmp_path):
@@ -54,7 +55,8 @@ def test_a_killed_final_assembly_leaves_no_temporary_behind(tmp_path):
     stale = tmp_path / ".d.nc.abc123.tmp"  # what a kill inside the final rename leaves
     stale.write_bytes(b"\0" * 1000)
     generate("darcy", n_samples=2, resolution=9, out=out, workers=0, progress=False)
-    assert out.is_file() and not stale.exists()
+    assert out.is_file()
+    assert not stale.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.nc"]
 
 
@@ -81,7 +83,8 @@ def test_an_unguarded_script_fails_in_the_first_second_with_one_line(tmp_path):
                           env=_env(), timeout=120, cwd=tmp_path)
     assert proc.returncode != 0
     assert time.perf_counter() - t0 < 30  # no worker was started
-    assert 'if __name__ == "__main__":' in proc.stderr and "make_data.py (line 3)" in proc.stderr
+    assert 'if __name__ == "__main__":' in proc.stderr
+    assert "make_data.py (line 3)" in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["make_data.py"]
 
 
@@ -113,7 +116,8 @@ def test_the_python_example_of_the_docs_runs_as_a_script(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           env=_env(), timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert (tmp_path / "darcy33.nc").is_file() and (tmp_path / "burgers256.nc").is_file()
+    assert (tmp_path / "darcy33.nc").is_file()
+    assert (tmp_path / "burgers256.nc").is_file()
 
 
 def _children(pid: int) -> list[int]:

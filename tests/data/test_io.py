@@ -69,7 +69,8 @@ def test_file_larger_than_a_chunk_reads_in_pieces(tmp_path, rng, monkeypatch):
     assert loaded["a"].data.chunks[0] == (3, 3, 3, 1)
     for sl in (slice(0, 2), slice(2, 7), slice(9, 10)):
         np.testing.assert_array_equal(loaded["a"].isel(sample=sl).values, ds["a"].values[sl])
-    np.testing.assert_array_equal(loaded["u"].isel(sample=[8, 1, 4]).values, ds["u"].values[[8, 1, 4]])
+    np.testing.assert_array_equal(loaded["u"].isel(sample=[8, 1, 4]).values,
+                                  ds["u"].values[[8, 1, 4]])
     six = load_dataset(path, chunks=6)  # a multiple of the on-disk chunk
     assert six["u"].data.chunks[0] == (6, 4)
 
@@ -96,7 +97,8 @@ def test_saved_file_has_umask_mode(tmp_path, burgers_ds):
 
 def test_save_is_atomic_on_failure(tmp_path, burgers_ds, monkeypatch):
     def boom(*args, **kwargs):
-        raise RuntimeError("disk full")
+        msg = "disk full"
+        raise RuntimeError(msg)
 
     monkeypatch.setattr(xr.Dataset, "to_netcdf", boom)
     with pytest.raises(RuntimeError, match="disk full"):
@@ -133,21 +135,24 @@ def test_not_netcdf(tmp_path):
 def test_netcdf_that_is_not_a_neuralop_fem_dataset(tmp_path):
     path = tmp_path / "other.nc"
     xr.Dataset({"temperature": ("t", np.arange(3.0))}).to_netcdf(path)
-    with pytest.raises(DatasetError, match=r"other\.nc: is not a neuralop_fem dataset.*temperature"):
+    match = r"other\.nc: is not a neuralop_fem dataset.*temperature"
+    with pytest.raises(DatasetError, match=match):
         load_dataset(path)
 
 
 def test_missing_variables(tmp_path, darcy_ds):
     path = tmp_path / "missing.nc"
     darcy_ds.drop_vars(["residual", "u"]).to_netcdf(path)
-    with pytest.raises(DatasetError, match=r"missing\.nc: misses variable\(s\) \['u', 'residual'\]"):
+    match = r"missing\.nc: misses variable\(s\) \['u', 'residual'\]"
+    with pytest.raises(DatasetError, match=match):
         load_dataset(path)
 
 
 def test_wrong_dims(tmp_path, darcy_ds):
     path = tmp_path / "dims.nc"
     darcy_ds.transpose("sample", "y", "x").to_netcdf(path)
-    with pytest.raises(DatasetError, match=r"dims\.nc: variable `a` must have dims \('sample', 'x', 'y'\)"):
+    match = r"dims\.nc: variable `a` must have dims \('sample', 'x', 'y'\)"
+    with pytest.raises(DatasetError, match=match):
         load_dataset(path)
 
 
@@ -190,7 +195,9 @@ def test_unknown_schema_version(tmp_path, burgers_ds):
 def test_wrong_grid(tmp_path, burgers_ds):
     path = tmp_path / "grid.nc"
     burgers_ds.assign_coords(x=burgers_ds["x"] * 0.5).to_netcdf(path)
-    with pytest.raises(DatasetError, match=r"grid\.nc: coordinate `x` must be the uniform grid of 32 points, periodic x_i = i/32"):
+    match = (r"grid\.nc: coordinate `x` must be the uniform grid of 32 points, "
+             r"periodic x_i = i/32")
+    with pytest.raises(DatasetError, match=match):
         load_dataset(path)
 
 
@@ -204,7 +211,8 @@ def test_missing_global_attribute(tmp_path, burgers_ds):
     ds = burgers_ds.copy()
     del ds.attrs["dataset_seed"]
     ds.to_netcdf(path)
-    with pytest.raises(DatasetError, match=r"attrs\.nc: misses global attribute\(s\) \['dataset_seed'\]"):
+    match = r"attrs\.nc: misses global attribute\(s\) \['dataset_seed'\]"
+    with pytest.raises(DatasetError, match=match):
         load_dataset(path)
 
 

@@ -20,7 +20,8 @@ def write_v73(path, arrays):
     with h5py.File(path, "w", userblock_size=512) as f:
         for key, value in arrays.items():
             dset = f.create_dataset(key, data=np.ascontiguousarray(np.transpose(value)))
-            dset.attrs["MATLAB_class"] = np.bytes_("double" if value.dtype == np.float64 else "single")
+            matlab_class = "double" if value.dtype == np.float64 else "single"
+            dset.attrs["MATLAB_class"] = np.bytes_(matlab_class)
     with open(path, "r+b") as f:  # MATLAB's 128-byte text header in the user block
         f.write(b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: test HDF5 schema 1.00 .")
 
@@ -28,7 +29,8 @@ def write_v73(path, arrays):
 def legacy_arrays(rng, problem):
     if problem == "burgers":
         return {"a": rng.standard_normal((3, 16)), "u": rng.standard_normal((3, 16))}
-    return {"coeff": rng.random((2, 9, 9)) + 3.0, "sol": rng.random((2, 9, 9)), "Kcoeff": rng.random((9, 9))}
+    return {"coeff": rng.random((2, 9, 9)) + 3.0, "sol": rng.random((2, 9, 9)),
+            "Kcoeff": rng.random((9, 9))}
 
 
 @pytest.mark.parametrize("problem", ["burgers", "darcy"])
@@ -103,21 +105,26 @@ def test_cli_import(tmp_path, rng):
 def test_missing_keys(tmp_path, rng):
     src = tmp_path / "wrong.mat"
     scipy.io.savemat(src, {"x": rng.random((2, 4)), "y": rng.random((2, 4))})
-    with pytest.raises(DatasetError, match=r"wrong\.mat: a burgers file must hold the keys \['a', 'u'\]; keys found: \['x', 'y'\]"):
+    match = (r"wrong\.mat: a burgers file must hold the keys \['a', 'u'\]; "
+             r"keys found: \['x', 'y'\]")
+    with pytest.raises(DatasetError, match=match):
         read_mat(src, problem="burgers")
 
 
 def test_missing_keys_v73(tmp_path, rng):
     src = tmp_path / "wrong73.mat"
     write_v73(src, {"coeff": rng.random((2, 5, 5))})
-    with pytest.raises(DatasetError, match=r"wrong73\.mat: a darcy file must hold the keys.*found: \['coeff'\]"):
+    match = r"wrong73\.mat: a darcy file must hold the keys.*found: \['coeff'\]"
+    with pytest.raises(DatasetError, match=match):
         read_mat(src, problem="darcy")
 
 
 def test_wrong_shapes(tmp_path, rng):
     src = tmp_path / "shape.mat"
     scipy.io.savemat(src, {"coeff": rng.random((2, 5, 5)), "sol": rng.random((2, 5, 4))})
-    with pytest.raises(DatasetError, match=r"shape\.mat: keys \['coeff', 'sol'\] of a darcy file must be arrays of one shape \(N, n, n\); got shapes"):
+    match = (r"shape\.mat: keys \['coeff', 'sol'\] of a darcy file must be arrays of one "
+             r"shape \(N, n, n\); got shapes")
+    with pytest.raises(DatasetError, match=match):
         read_mat(src, problem="darcy")
 
 

@@ -19,7 +19,9 @@ def test_netcdf_attrs_conversion():
     out = schema.netcdf_attrs(
         {"flag": True, "none": None, "nested": {"tol": 1e-8}, "ts": [0.5, 1.0], "names": ["a", "b"]}
     )
-    assert out["flag"] == 1 and out["none"] == "none" and out["nested_tol"] == 1e-8
+    assert out["flag"] == 1
+    assert out["none"] == "none"
+    assert out["nested_tol"] == 1e-8
     np.testing.assert_array_equal(out["ts"], [0.5, 1.0])
     assert out["names"] == "a,b"
 
@@ -34,11 +36,13 @@ def test_builder_records_every_attribute(rng):
     assert ds.attrs["Conventions"] == "CF-1.8"
     assert ds.attrs["neuralop_fem_schema_version"] == 1
     assert json.loads(ds.attrs["config_json"])["viscosity"] == ds.attrs["viscosity"]
-    assert ds["seed"].dtype == np.uint64 and ds["sample"].dtype == np.int64
+    assert ds["seed"].dtype == np.uint64
+    assert ds["sample"].dtype == np.int64
 
 
 def test_builder_rejects_shape_mismatch(rng):
-    with pytest.raises(DatasetError, match=r"`u` must have the shape of `u0` \(2, 8\); got \(2, 9\)"):
+    match = r"`u` must have the shape of `u0` \(2, 8\); got \(2, 9\)"
+    with pytest.raises(DatasetError, match=match):
         schema.burgers_dataset(
             rng.random((2, 8)), rng.random((2, 9)), seed=[0, 1], iterations=[1, 1],
             residual=[0.0, 0.0], solve_time=[0.0, 0.0], attrs={"dataset_seed": 0, "source": "t"},
@@ -46,7 +50,8 @@ def test_builder_rejects_shape_mismatch(rng):
 
 
 def test_builder_rejects_integer_fields(rng):
-    with pytest.raises(DatasetError, match="`a` must be a float32 or float64 array; got dtype int64"):
+    match = "`a` must be a float32 or float64 array; got dtype int64"
+    with pytest.raises(DatasetError, match=match):
         schema.darcy_dataset(
             np.ones((1, 3, 3), dtype=np.int64), rng.random((1, 3, 3)), seed=[0], iterations=[1],
             residual=[0.0], solve_time=[0.0], attrs={"dataset_seed": 0, "source": "t"},
@@ -54,7 +59,8 @@ def test_builder_rejects_integer_fields(rng):
 
 
 def test_builder_rejects_wrong_diagnostics_length(rng):
-    with pytest.raises(DatasetError, match=r"`residual` must have shape \(2,\), one entry per sample"):
+    match = r"`residual` must have shape \(2,\), one entry per sample"
+    with pytest.raises(DatasetError, match=match):
         schema.burgers_dataset(
             rng.random((2, 8)), rng.random((2, 8)), seed=[0, 1], iterations=[1, 1],
             residual=[0.0], solve_time=[0.0, 0.0], attrs={"dataset_seed": 0, "source": "t"},
@@ -62,7 +68,8 @@ def test_builder_rejects_wrong_diagnostics_length(rng):
 
 
 def test_builder_requires_dataset_seed_and_source(rng):
-    with pytest.raises(DatasetError, match=r"misses global attribute\(s\) \['dataset_seed', 'source'\]"):
+    match = r"misses global attribute\(s\) \['dataset_seed', 'source'\]"
+    with pytest.raises(DatasetError, match=match):
         schema.burgers_dataset(
             rng.random((1, 8)), rng.random((1, 8)), seed=[0], iterations=[1],
             residual=[0.0], solve_time=[0.0], attrs={},
@@ -85,4 +92,5 @@ def test_trajectory_time_passes_the_cf_rules_for_time(tmp_path, rng):
             if attrs.get("axis") == "T" or attrs.get("standard_name") == "time":
                 assert _TIME_UNIT.match(attrs.get("units", "")), (name, attrs)
         time = nc.variables["time"]
-        assert time.units == "1" and "nondimensional" in time.long_name
+        assert time.units == "1"
+        assert "nondimensional" in time.long_name

@@ -25,7 +25,8 @@ def test_spectral_matches_exact_on_benchmark_data_n1024(nu):
     u, report = BurgersSpectralSolver(viscosity=nu).solve_with_report(u0)
     err = _rel_l2(u, burgers_exact(u0, viscosity=nu, times=1.0))
     assert err.max() <= 1e-8, err  # the accuracy target of the generator
-    assert (report.iterations == report.iterations[0]).all() and report.iterations[0] > 100
+    assert (report.iterations == report.iterations[0]).all()
+    assert report.iterations[0] > 100
 
 
 @pytest.mark.slow
@@ -103,7 +104,8 @@ def test_single_sample_and_xarray_round_trip():
     x = np.arange(n) / n
     da = xr.DataArray(u0, dims=("sample", "x"), coords={"sample": [5, 6], "x": x})
     out = solver.solve(da)
-    assert isinstance(out, xr.DataArray) and out.dims == ("sample", "x")
+    assert isinstance(out, xr.DataArray)
+    assert out.dims == ("sample", "x")
     np.testing.assert_array_equal(out.x, x)
     np.testing.assert_array_equal(out.sample, [5, 6])
     np.testing.assert_allclose(out.values, batch, rtol=0, atol=1e-15)

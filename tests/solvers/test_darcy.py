@@ -40,7 +40,9 @@ def _fem_errors(u: np.ndarray, n: int, element: str) -> tuple[float, float]:
         gx, gy = problem.gradient(w.x[0], w.x[1])
         return (w.uh.grad[0] - gx) ** 2 + (w.uh.grad[1] - gy) ** 2
 
-    return float(np.sqrt(l2.assemble(fem.basis, uh=uh))), float(np.sqrt(h1.assemble(fem.basis, uh=uh)))
+    l2_error = float(np.sqrt(l2.assemble(fem.basis, uh=uh)))
+    h1_error = float(np.sqrt(h1.assemble(fem.basis, uh=uh)))
+    return l2_error, h1_error
 
 
 def test_fd_exact_for_quadratic_solution():
@@ -206,7 +208,9 @@ def test_fd_and_fem_agree_on_benchmark_coefficient():
 def test_solve_mesh_matches_grid_solver_on_constant_coefficient():
     # A refined unit-square MeshTri with a constant coefficient is the grid P1 problem.
     mesh = skfem.MeshTri.init_tensor(np.linspace(0, 1, 17), np.linspace(0, 1, 17))
-    u_mesh, report = DarcyFEMSolver(linear_solver="amg").solve_mesh(mesh, np.full(mesh.nelements, 2.0))
+    u_mesh, report = DarcyFEMSolver(linear_solver="amg").solve_mesh(
+        mesh, np.full(mesh.nelements, 2.0)
+    )
     u_grid = DarcyFEMSolver().solve(np.full((17, 17), 2.0))
     fem = grid_fem(17, "P1")
     np.testing.assert_allclose(u_mesh, u_grid.ravel()[fem.grid_of_dof], rtol=0, atol=1e-11)

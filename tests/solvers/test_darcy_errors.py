@@ -60,7 +60,8 @@ def test_integer_coefficient_is_not_cast():
 
 @pytest.mark.parametrize("cls", SOLVERS)
 def test_initial_guess_wrong_shape(cls):
-    with pytest.raises(ShapeError, match=r"`initial_guess` must have shape \(2, 9, 9\).*got \(9, 9\)"):
+    match = r"`initial_guess` must have shape \(2, 9, 9\).*got \(9, 9\)"
+    with pytest.raises(ShapeError, match=match):
         cls().solve(np.ones((2, 9, 9)), initial_guess=np.zeros((9, 9)))
 
 
@@ -77,12 +78,14 @@ def test_forcing_override_wrong_shape():
 
 
 def test_unknown_linear_solver_lists_valid_names():
-    with pytest.raises(InputError, match=r"`linear_solver` must be one of 'gmg', 'amg', 'cg', 'direct'; got 'lu'"):
+    match = r"`linear_solver` must be one of 'gmg', 'amg', 'cg', 'direct'; got 'lu'"
+    with pytest.raises(InputError, match=match):
         DarcyFDSolver(linear_solver="lu")
 
 
 def test_unknown_averaging_lists_valid_names():
-    with pytest.raises(InputError, match=r"`averaging` must be one of 'harmonic', 'arithmetic'; got 'geometric'"):
+    match = r"`averaging` must be one of 'harmonic', 'arithmetic'; got 'geometric'"
+    with pytest.raises(InputError, match=match):
         DarcyFDSolver(averaging="geometric")
 
 
@@ -116,7 +119,9 @@ def test_bad_batch_size():
 @pytest.mark.parametrize("linear_solver", ["cg", "amg", "gmg"])
 def test_missed_tolerance_raises_naming_the_sample(linear_solver):
     a = np.ones((3, 33, 33))
-    with pytest.raises(ConvergenceError, match=r"sample 0 missed the tolerance: relative residual .* > tol 1.0e-12 after 2 iterations"):
+    match = (r"sample 0 missed the tolerance: relative residual .* > tol 1.0e-12 "
+             r"after 2 iterations")
+    with pytest.raises(ConvergenceError, match=match):
         DarcyFDSolver(linear_solver=linear_solver, tol=1e-12, maxiter=2).solve(a)
 
 
@@ -128,7 +133,8 @@ def test_solve_mesh_rejects_gmg():
 
 def test_solve_mesh_element_mesh_mismatch():
     mesh = skfem.MeshQuad().refined(2)
-    with pytest.raises(InputError, match=r"`mesh` must be one of .*MeshTri1.* for element='P1'; got MeshQuad1"):
+    match = r"`mesh` must be one of .*MeshTri1.* for element='P1'; got MeshQuad1"
+    with pytest.raises(InputError, match=match):
         DarcyFEMSolver(linear_solver="direct").solve_mesh(mesh, np.ones(mesh.nelements))
 
 

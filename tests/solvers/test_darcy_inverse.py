@@ -158,6 +158,18 @@ def test_report_counts(two_phase_data):
     assert joined.stop_reason.tolist()[3:] == report.stop_reason.tolist()
 
 
+def test_warm_levels_pass_the_guess_through_coarse_grids(two_phase_data):
+    a_true, u_obs = two_phase_data
+    guess = np.full_like(a_true, 6.0)
+    direct = DarcyInverseSolver(noise_level=0.01).solve_with_report(u_obs, initial_guess=guess)[1]
+    # a guess starts on the observation grid: every solve is a fine one
+    np.testing.assert_array_equal(direct.equivalent_solves, direct.pde_solves)
+    warm = DarcyInverseSolver(noise_level=0.01, warm_levels=2)
+    report = warm.solve_with_report(u_obs, initial_guess=guess)[1]
+    assert np.all(report.equivalent_solves < report.pde_solves)  # coarse solves count 1/4
+    assert set(report.stop_reason.tolist()) <= {"discrepancy", "stationary"}
+
+
 # -- contract -----------------------------------------------------------------------------
 def test_batch_equals_one_at_a_time(two_phase_data):
     _, u_obs = two_phase_data
@@ -298,6 +310,7 @@ def test_objective_wants_one_sample():
         ({"maxiter": 0}, r"`maxiter` must be an int >= 1; got 0"),
         ({"coarse_maxiter": 1.5}, r"`coarse_maxiter` must be an int >= 1; got 1.5"),
         ({"levels": 0}, r"`levels` must be an int >= 1; got 0"),
+        ({"warm_levels": 0}, r"`warm_levels` must be an int >= 1; got 0"),
         ({"memory": True}, r"`memory` must be an int >= 1; got True"),
     ],
 )

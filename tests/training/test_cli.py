@@ -25,18 +25,23 @@ def test_train_then_evaluate_burgers_at_two_resolutions(tmp_path, burgers_file, 
                   "4", *SMALL, *set_args(TINY_BURGERS)) == 0
     assert "test rel. L2" in capsys.readouterr().out
     info = json.loads((run / "run.json").read_text())
-    assert info["status"] == "finished" and info["resolution"] == 64
-    assert info["model_config"]["d_model"] == 16 and info["train_config"]["batch_size"] == 4
+    assert info["status"] == "finished"
+    assert info["resolution"] == 64
+    assert info["model_config"]["d_model"] == 16
+    assert info["train_config"]["batch_size"] == 4
     assert info["splits"]["test"] == list(range(20, 24))
-    assert info["data"]["problem"] == "burgers" and "config_json" in info["data"]
-    assert "cpu_model" in info["hardware"] and "torch" in info["versions"]
+    assert info["data"]["problem"] == "burgers"
+    assert "config_json" in info["data"]
+    assert "cpu_model" in info["hardware"]
+    assert "torch" in info["versions"]
 
     for n in ("64", "128"):
         out = tmp_path / f"eval{n}.csv"
         assert main(["evaluate", str(run), "--data", str(burgers_file), "--resolution", n,
                      "--out", str(out)]) == 0
         text = capsys.readouterr().out
-        assert f"at n={n}" in text and "rel. H1" in text
+        assert f"at n={n}" in text
+        assert "rel. H1" in text
         with out.open() as fh:
             rows = list(csv.DictReader(fh))
         assert [int(r["sample"]) for r in rows] == [20, 21, 22, 23]
@@ -55,7 +60,8 @@ def test_train_darcy_with_set_and_evaluate_all(tmp_path, darcy_file, capsys):
                   "--n-train", "8", "--n-val", "3", "--n-test", "3", "--set", "gamma=0.25",
                   *set_args(TINY_DARCY)) == 0
     info = json.loads((run / "run.json").read_text())
-    assert info["train_config"]["gamma"] == 0.25 and info["normalizers"]["dirichlet"]
+    assert info["train_config"]["gamma"] == 0.25
+    assert info["normalizers"]["dirichlet"]
     assert main(["evaluate", str(run), "--data", str(darcy_file), "--indices", "0:5"]) == 0
     assert "5 samples at n=29" in capsys.readouterr().out
     assert (run / "eval_darcy_n29_0-5.csv").is_file()
@@ -74,7 +80,8 @@ def test_resume_from_the_command_line(tmp_path, burgers_file, capsys):
     ("case", "match"),
     [
         ("unknown preset", "Unknown preset 'burgers-gt'"),
-        ("problem mismatch", "must be a burgers dataset for preset 'burgers-galerkin'; got a darcy"),
+        ("problem mismatch",
+         "must be a burgers dataset for preset 'burgers-galerkin'; got a darcy"),
         ("unreachable resolution", r"`resolution` must be reachable from 128 .* got 100"),
         ("too few samples", r"argument --n-train: must be at most 22 \(the 24 samples of .* "
                             r"less one each for validation and test\); got 30"),
@@ -96,7 +103,8 @@ def test_bad_input(case, match, tmp_path, burgers_file, darcy_file, capsys):
     }[case]
     assert _train(args[0], args[1], tmp_path / "run", *args[2]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("neuralop-fem train: error:")
+    assert err.count("\n") == 1
+    assert err.startswith("neuralop-fem train: error:")
     assert re.search(match, err), err
 
 
@@ -113,7 +121,8 @@ def test_evaluate_bad_indices(tmp_path, burgers_file, capsys):
     # Positions past the end are an error naming the valid range, not clipped.
     assert main(["evaluate", str(run), "--data", str(burgers_file), "--indices", "20:30"]) == 2
     err = capsys.readouterr().err
-    assert "argument --indices:" in err and "in [-24, 24] for this dataset of 24 samples" in err
+    assert "argument --indices:" in err
+    assert "in [-24, 24] for this dataset of 24 samples" in err
 
 
 @pytest.mark.parametrize(("spec", "expected"), [

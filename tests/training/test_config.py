@@ -64,7 +64,8 @@ def test_presets_follow_the_paper():
 
 
 def test_unknown_preset_lists_names():
-    with pytest.raises(ConfigError, match="Unknown preset 'burgers-gt'. Available: 'burgers-galerkin'"):
+    match = "Unknown preset 'burgers-gt'. Available: 'burgers-galerkin'"
+    with pytest.raises(ConfigError, match=match):
         training_preset("burgers-gt")
 
 
@@ -76,7 +77,9 @@ def test_default_split_is_paper_layout():
     np.testing.assert_array_equal(s["test"], np.arange(1124, 1224))
     # A larger file: test stays the last 100, validation the 100 before, train the first 1024.
     s = split_indices(2048, cfg)
-    assert s["test"][0] == 1948 and s["val"][0] == 1848 and s["train"][-1] == 1023
+    assert s["test"][0] == 1948
+    assert s["val"][0] == 1848
+    assert s["train"][-1] == 1023
 
 
 def test_too_few_samples_names_the_numbers():
@@ -109,6 +112,7 @@ def test_one_cycle_schedule_shape():
     assert lrs[0] == pytest.approx(1e-3 / 1e4, rel=1e-12)
     assert lrs[-1] == pytest.approx(1e-3 / 1e8, rel=1e-9)
     # Momentum cycling: beta1 0.95 at the ends, 0.85 at the peak.
-    assert betas[0] == pytest.approx(0.95) and betas[peak] == pytest.approx(0.85)
+    assert betas[0] == pytest.approx(0.95)
+    assert betas[peak] == pytest.approx(0.85)
     assert betas[-1] == pytest.approx(0.95)
     assert opt.param_groups[0]["weight_decay"] == 0.0

@@ -26,7 +26,8 @@ def test_two_gloo_processes_match_one_process(tmp_path, burgers_file):
     # Only rank 0 reports.
     assert proc.stdout.count("run directory:") == 1, proc.stdout
     ddp = torch.load(tmp_path / "ddp" / "last.pt", weights_only=True)
-    assert ddp["epoch"] == 2 and (tmp_path / "ddp" / "best.pt").is_file()
+    assert ddp["epoch"] == 2
+    assert (tmp_path / "ddp" / "best.pt").is_file()
 
     # One process with the same global batch (4 = 2 processes x 2) sees the same batches.
     cfg = TrainConfig(task="burgers", epochs=2, batch_size=4, n_train=12, n_val=4, n_test=4,

@@ -64,7 +64,8 @@ def test_chosen_sizes_are_kept_and_the_others_fill_the_rest():
     assert _split(64, BURGERS.replace(n_val=5), keep={"n_val"})[0] == (53, 5, 6)
     sizes, note = _split(64, BURGERS.replace(n_train=8, n_val=4, n_test=4),
                          keep={"n_train", "n_val", "n_test"})
-    assert sizes == (8, 4, 4) and note is None
+    assert sizes == (8, 4, 4)
+    assert note is None
     # the preset's sizes that fit next to a chosen one are kept as they are
     assert _split(2000, BURGERS.replace(n_train=10), keep={"n_train"}) == ((10, 100, 100), None)
 
@@ -117,8 +118,10 @@ def test_the_training_grid_is_the_preset_s_or_the_largest_reachable_below(config
     if expected == config.resolution:
         assert note is None
     else:
-        assert f"n={expected}" in note and f"preset's {config.resolution}" in note
-        assert f"n={n_full} grid of f.nc" in note and "--resolution" in note
+        assert f"n={expected}" in note
+        assert f"preset's {config.resolution}" in note
+        assert f"n={n_full} grid of f.nc" in note
+        assert "--resolution" in note
 
 
 def test_the_inverse_grid_must_pool_to_its_coarse_target():
@@ -145,7 +148,8 @@ def test_no_usable_grid_below_the_preset_is_an_error_listing_the_reachable_ones(
 def test_fit_to_data_on_a_file(burgers_file, darcy_file):
     config, notes = fit_to_data(BURGERS, burgers_file)  # 24 samples at n = 128
     assert (config.n_train, config.n_val, config.n_test, config.resolution) == (20, 2, 2, 128)
-    assert len(notes) == 2 and all("\n" not in n for n in notes)
+    assert len(notes) == 2
+    assert all("\n" not in n for n in notes)
     assert fit_to_data(BURGERS.replace(n_train=12, n_val=4, n_test=4, resolution=64),
                        burgers_file, keep={"n_train", "n_val", "n_test"}) == \
         (BURGERS.replace(n_train=12, n_val=4, n_test=4, resolution=64), [])
@@ -170,4 +174,5 @@ def test_train_on_a_small_file_says_which_split_and_grid_it_chose(tmp_path, burg
     assert "--resolution" in lines[1]
     info = json.loads((run / "run.json").read_text())
     assert info["sample_counts"] == {"train": 20, "val": 2, "test": 2}
-    assert info["resolution"] == 128 and info["status"] == "finished"
+    assert info["resolution"] == 128
+    assert info["status"] == "finished"

@@ -22,7 +22,8 @@ from solvers.errors import ShapeError
 
 
 def _naive_rel_l2(p: np.ndarray, u: np.ndarray) -> np.ndarray:
-    return np.array([np.sqrt(((pi - ui) ** 2).sum() / (ui**2).sum()) for pi, ui in zip(p, u)])
+    return np.array([np.sqrt(((pi - ui) ** 2).sum() / (ui**2).sum())
+                     for pi, ui in zip(p, u, strict=True)])
 
 
 def test_relative_l2_matches_naive(rng):
@@ -34,7 +35,8 @@ def test_relative_l2_matches_naive(rng):
 
 def test_zero_prediction_has_relative_error_one(rng):
     u = torch.from_numpy(rng.standard_normal((3, 9, 9, 1)))
-    torch.testing.assert_close(relative_l2_error(torch.zeros_like(u), u), torch.ones(3, dtype=u.dtype))
+    torch.testing.assert_close(relative_l2_error(torch.zeros_like(u), u),
+                               torch.ones(3, dtype=u.dtype))
 
 
 def test_central_difference_1d_second_order():
@@ -66,7 +68,7 @@ def test_h1_term_1d_matches_naive(rng):
     g = rng.standard_normal((4, n, 1))
     h = 1.0 / n
     naive = []
-    for pi, gi in zip(p[..., 0], g[..., 0]):
+    for pi, gi in zip(p[..., 0], g[..., 0], strict=True):
         dp = np.array([(pi[(j + 1) % n] - pi[j - 1]) / (2 * h) for j in range(n)])
         naive.append(((gi - dp) ** 2).sum() / (gi**2).sum())
     got = h1_loss_term(torch.from_numpy(p), torch.from_numpy(g)).numpy()

@@ -42,7 +42,8 @@ def test_the_bar_moves_with_every_batch(monkeypatch):
         progress.batch(1.0 + k)
     text = out.getvalue()
     assert _counts(text, 10)[-3:] == [1, 2, 3], text
-    assert "epoch 1/2" in text and "loss=2.000e+00" in text  # the running mean
+    assert "epoch 1/2" in text
+    assert "loss=2.000e+00" in text
     progress.batch(1.0)
     progress.batch(1.0)
     progress.end_epoch(loss=1.5, val=0.25, lr=1e-3)

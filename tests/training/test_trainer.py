@@ -36,8 +36,10 @@ def test_training_reduces_the_loss(tmp_path, burgers_file):
     loss = trainer.history["train_loss"]
     # 5 epochs x 3 steps from the ~1.3 of a near-zero initial prediction: at least 20 % lower.
     assert loss[-1] < 0.8 * loss[0], loss
-    assert result["finished"] and result["epochs_completed"] == 5
-    assert np.isfinite(result["test_rel_l2_best"]) and np.isfinite(result["test_rel_l2_final"])
+    assert result["finished"]
+    assert result["epochs_completed"] == 5
+    assert np.isfinite(result["test_rel_l2_best"])
+    assert np.isfinite(result["test_rel_l2_final"])
     with (tmp_path / "run" / "metrics.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert [int(r["epoch"]) for r in rows] == [1, 2, 3, 4, 5]
@@ -63,13 +65,15 @@ def test_global_target_normaliser_makes_training_scale_free(tmp_path, burgers_fi
         Trainer(tmp_path / "warned", small, model_config=_burgers_model(), config=BURGERS)
     norm = scaled.data.output_normalizer
     assert norm.mean.shape == (1, 1)
-    np.testing.assert_allclose(float(norm.std), float(unit.data.output_normalizer.std) / 50, rtol=1e-5)
+    np.testing.assert_allclose(float(norm.std), float(unit.data.output_normalizer.std) / 50,
+                               rtol=1e-5)
     np.testing.assert_allclose(unit.history["val_rel_l2"], scaled.history["val_rel_l2"], rtol=2e-3)
     # The normaliser is saved and applies at another resolution.
     model, _ = load_trained(tmp_path / "small")
     with torch.no_grad():
         out = model(torch.zeros(1, 128, 1))
-    assert out.shape == (1, 128, 1) and torch.isfinite(out).all()
+    assert out.shape == (1, 128, 1)
+    assert torch.isfinite(out).all()
 
 
 def test_run_json_carries_the_ood_reference(tmp_path, darcy_file):
@@ -83,7 +87,9 @@ def test_run_json_carries_the_ood_reference(tmp_path, darcy_file):
     cfg = DARCY.replace(epochs=1)
     Trainer(tmp_path / "run", data, model_config=_darcy_model(), config=cfg).fit()
     ref = read_run_info(tmp_path / "run")["ood_reference"]
-    assert ref["problem"] == "darcy" and ref["n_train"] == cfg.n_train and len(ref["value_set"]) == 2
+    assert ref["problem"] == "darcy"
+    assert ref["n_train"] == cfg.n_train
+    assert len(ref["value_set"]) == 2
     data.unlink()  # the surrogate no longer needs the training file for its OOD check
     surrogate = Surrogate.load(tmp_path / "run")
     assert surrogate.ood_reference is not None
@@ -107,7 +113,8 @@ def test_interrupted_run_resumes_bitwise(tmp_path, burgers_file):
     Trainer(tmp_path / "full", burgers_file, model_config=model, config=BURGERS).fit()
     first = Trainer(tmp_path / "cut", burgers_file, model_config=model, config=BURGERS)
     out = first.fit(max_epochs_this_call=1)
-    assert not out["finished"] and out["epochs_completed"] == 1
+    assert not out["finished"]
+    assert out["epochs_completed"] == 1
     resumed = Trainer(tmp_path / "cut", burgers_file, model_config=model, config=BURGERS)
     assert resumed.epoch == 1
     resumed.fit()
@@ -128,7 +135,8 @@ def test_checkpoint_round_trip(tmp_path, burgers_file):
     trainer = Trainer(tmp_path / "run", burgers_file, model_config=_burgers_model(), config=BURGERS)
     trainer.fit()
     model, info = load_trained(tmp_path / "run")
-    assert info["status"] == "finished" and info["best_epoch"] == trainer.best_epoch
+    assert info["status"] == "finished"
+    assert info["best_epoch"] == trainer.best_epoch
     # The reloaded model reproduces the validation error recorded at the best epoch exactly.
     val = trainer.errors(model, trainer.data.val).mean()
     assert val == trainer.history["val_rel_l2"][trainer.best_epoch - 1]

@@ -33,8 +33,8 @@ from .config import (
     DataConfig,
     config_class,
 )
-from .executors import Progress, check_main_guard, run_chunks
-from .store import PartialRun, chunk_bounds, partial_dir
+from .executors import ChunkResult, Progress, check_main_guard, run_chunks
+from .store import Manifest, PartialRun, chunk_bounds, partial_dir
 
 __all__ = [
     "BENCHMARK_RESOLUTION",
@@ -83,7 +83,9 @@ def _settings(
 
 
 def _describe_differences(old: dict[str, Any], new: dict[str, Any], old_name: str) -> str:
-    keys = sorted(k for k in old.keys() | new.keys() if old.get(k, "<absent>") != new.get(k, "<absent>"))
+    keys = sorted(
+        k for k in old.keys() | new.keys() if old.get(k, "<absent>") != new.get(k, "<absent>")
+    )
     return "; ".join(
         f"{k}: {old.get(k, '<absent>')!r} ({old_name}) vs {new.get(k, '<absent>')!r} (this call)"
         for k in keys
@@ -135,7 +137,8 @@ def _check_call(
 ) -> tuple[type[DataConfig], int, int]:
     cls = config_class(problem)
     if config is not None and not isinstance(config, cls):
-        msg = f"`config` must be a {cls.__name__} for problem {problem!r}; got {type(config).__name__}."
+        msg = (f"`config` must be a {cls.__name__} for problem {problem!r}; "
+               f"got {type(config).__name__}.")
         raise ConfigError(msg)
     if workers is not None and scheduler is not None:
         msg = (f"`workers` and `scheduler` are mutually exclusive (local processes or a dask "
@@ -307,7 +310,9 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
         file_settings = _settings(problem, existing["config"], resolution=existing["resolution"],
                                   seed=existing["dataset_seed"], dtype=existing["dtype"])
     config = cls() if config is None else config
-    resolution = config.check_resolution(BENCHMARK_RESOLUTION[problem] if resolution is None else resolution)
+    resolution = config.check_resolution(
+        BENCHMARK_RESOLUTION[problem] if resolution is None else resolution
+    )
     seed = _int_arg(0 if seed is None else seed, "seed", minimum=0, maximum=MAX_SEED)
     dtype = "float64" if dtype is None else dtype
     settings = _settings(problem, config, resolution=resolution, seed=seed, dtype=dtype)
@@ -321,7 +326,7 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
     # batchings, so an append recomputes the file's last incomplete chunk together with the
     # new samples: the result is then bit-identical to one run of all the samples.
     base = (base // chunk) * chunk
-    manifest = {
+    manifest: Manifest = {
         "format": _FORMAT,
         "settings": settings,
         "chunk_size": chunk,
@@ -351,7 +356,7 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
     return out
 
 
-def _compare_partial(partial: PartialRun, manifest: dict[str, Any], *, out: Path,
+def _compare_partial(partial: PartialRun, manifest: Manifest, *, out: Path,
                      overwrite: bool) -> bool:
     """True if an unfinished run with these settings exists; refuse one with other settings."""
     if not partial.exists():
@@ -392,7 +397,7 @@ def _normalised(settings: dict[str, Any]) -> dict[str, Any]:
     return {**{k: settings[k] for k in config_keys if k in settings}, **config.to_dict()}
 
 
-def _already_assembled(out: Path, manifest: dict[str, Any]) -> bool:
+def _already_assembled(out: Path, manifest: Manifest) -> bool:
     if not out.is_file():
         return False
     try:
@@ -405,7 +410,7 @@ def _already_assembled(out: Path, manifest: dict[str, Any]) -> bool:
     return settings == manifest["settings"] and stored["n_samples"] == manifest["stop"]
 
 
-def _compute(partial: PartialRun, manifest: dict[str, Any], *, config: DataConfig,
+def _compute(partial: PartialRun, manifest: Manifest, *, config: DataConfig,
              workers: int, scheduler: str | None, progress: bool | None) -> None:
     start, stop = manifest["start"], manifest["stop"]
     chunks = chunk_bounds(start, stop, manifest["chunk_size"])
@@ -416,7 +421,7 @@ def _compute(partial: PartialRun, manifest: dict[str, Any], *, config: DataConfi
         _log.info("%d of %d chunks already done", len(done), len(chunks))
     bar = Progress(total=stop - start, initial=n_done, enabled=progress)
 
-    def on_done(a: int, b: int, arrays: dict[str, Any]) -> None:
+    def on_done(a: int, b: int, arrays: ChunkResult) -> None:
         partial.write_chunk(a, b, arrays)
         bar.update(b - a)
 

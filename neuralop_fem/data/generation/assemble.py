@@ -21,7 +21,7 @@ from solvers.problems import get_problem
 from .. import schema as S
 from ..io import load_dataset, save_dataset
 from ..provenance import ATTR, generation_record
-from .store import PartialRun, chunk_bounds
+from .store import Manifest, PartialRun, chunk_bounds
 
 __all__ = ["assemble"]
 
@@ -44,7 +44,7 @@ def _template(problem: str, first: dict[str, Any], attrs: dict[str, Any], time: 
                                        **diag, **extra)
 
 
-def _file_attrs(manifest: dict[str, Any], source: str) -> dict[str, Any]:
+def _file_attrs(manifest: Manifest, source: str) -> dict[str, Any]:
     settings = manifest["settings"]
     plain = {k: v for k, v in settings.items() if k != "problem"}
     if plain.get("output_times") is None:
@@ -64,7 +64,7 @@ def _file_attrs(manifest: dict[str, Any], source: str) -> dict[str, Any]:
     }
 
 
-def check_storable(manifest: dict[str, Any]) -> None:
+def check_storable(manifest: Manifest) -> None:
     """Raise :class:`~neuralop_fem.errors.ConfigError` now if the attributes the finished file
     would record cannot be stored in netCDF (checked before any sample is solved)."""
     from ...errors import ConfigError, DatasetError
@@ -76,7 +76,7 @@ def check_storable(manifest: dict[str, Any]) -> None:
         raise ConfigError(msg) from None
 
 
-def assemble(partial: PartialRun, manifest: dict[str, Any], *, out: Path, source: str) -> Path:
+def assemble(partial: PartialRun, manifest: Manifest, *, out: Path, source: str) -> Path:
     """Write ``out`` from the chunks in ``partial``.
 
     When appending, the samples ``0 .. manifest["start"] - 1`` of the existing ``out`` come

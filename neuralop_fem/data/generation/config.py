@@ -10,8 +10,9 @@ and as JSON, in every generated file, and :meth:`from_dict` rebuilds the config 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import NDArray
@@ -97,7 +98,7 @@ class DataConfig(FrozenConfig):
         skip = self._inapplicable()
         return {k: v for k, v in super().to_dict().items() if k not in skip}
 
-    def replace(self, **changes: Any) -> Any:
+    def replace(self, **changes: object) -> Self:
         """A copy with ``changes``. Changing the solver drops the old solver's options that hold
         their defaults; an old option set to another value stays and is reported."""
         values = self.to_dict()
@@ -108,7 +109,7 @@ class DataConfig(FrozenConfig):
         return self.from_dict({**values, **changes})
 
     @classmethod
-    def from_stored(cls, values: dict[str, Any]) -> Any:
+    def from_stored(cls, values: Mapping[str, object]) -> Self:
         """:meth:`from_dict` of settings stored by any release: files written before a config
         held only its solver's options also stored the other solver's (unused) defaults; those
         keys are dropped."""
@@ -289,7 +290,8 @@ class BurgersDataConfig(DataConfig):
 class DarcyDataConfig(DataConfig):
     r"""Physics and numerics of a 2D Darcy flow dataset with a two-phase coefficient.
 
-    .. math:: -\nabla \cdot (a \nabla u) = f \text{ on } [0, 1]^2, \quad u = 0 \text{ on the boundary},
+    .. math:: -\nabla \cdot (a \nabla u) = f \text{ on } [0, 1]^2,
+              \quad u = 0 \text{ on the boundary},
               \quad a = \text{high} \text{ where } g > 0, \ \text{low elsewhere},
 
     with :math:`g \sim N(0, (-\Delta + \tau^2 I)^{-\alpha})` (homogeneous Neumann, zero mean)

@@ -38,7 +38,7 @@ WORKER_ENV = {
     "NUMEXPR_NUM_THREADS": "1",
 }
 
-ChunkResult = dict[str, NDArray[Any]]
+ChunkResult = dict[str, NDArray[np.generic]]
 
 
 def solve_chunk(
@@ -105,7 +105,8 @@ class Progress:
         elapsed = time.perf_counter() - self._t0
         rate = (self.done - self._initial) / elapsed if elapsed > 0 else math.inf
         eta = (self.total - self.done) / rate if rate > 0 else math.inf
-        _log.info("%d/%d samples done, %.3g samples/s, ETA %.0f s", self.done, self.total, rate, eta)
+        _log.info("%d/%d samples done, %.3g samples/s, ETA %.0f s",
+                  self.done, self.total, rate, eta)
 
     def close(self) -> None:
         if self._bar is not None:
@@ -229,7 +230,8 @@ def _run_dask(
     try:
         client = Client(scheduler, set_as_default=False, timeout=30)
     except (OSError, ValueError, TimeoutError) as exc:
-        msg = f"`scheduler` must be the address of a running dask scheduler; got {scheduler!r} ({exc})."
+        msg = (f"`scheduler` must be the address of a running dask scheduler; "
+               f"got {scheduler!r} ({exc}).")
         raise ConfigError(msg) from None
     try:
         futures = {

@@ -18,16 +18,16 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ...files import atomic_path
 
-__all__ = ["PartialRun", "chunk_bounds", "partial_dir"]
+__all__ = ["Manifest", "PartialRun", "chunk_bounds", "partial_dir"]
 
 _MANIFEST = "manifest.json"
 _CHUNK_RE = re.compile(r"^chunk-(\d{10})-(\d{10})\.npz$")
@@ -48,7 +48,23 @@ def chunk_bounds(start: int, stop: int, chunk_size: int) -> list[tuple[int, int]
     return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if b > a]
 
 
-def _atomic_write(path: Path, write: Any) -> None:
+class Manifest(TypedDict):
+    """What a run generates (``manifest.json``, JSON): the settings of the file (``problem``,
+    ``resolution``, ``dataset_seed``, ``dtype`` and the config's fields), the samples
+    ``[start, stop)`` of this run and the solver that computes them."""
+
+    format: int
+    settings: dict[str, Any]
+    chunk_size: int
+    start: int
+    stop: int
+    append: bool
+    solver_class: str
+    solver_config: dict[str, Any]
+    neuralop_fem_version: str
+
+
+def _atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         write(fh)
 
@@ -74,10 +90,10 @@ class PartialRun:
         return self.manifest_path.is_file()
 
     def read_manifest(self) -> dict[str, Any]:
-        """The manifest as written by :meth:`create`."""
+        """The manifest as written by :meth:`create` (of this or an earlier release)."""
         return json.loads(self.manifest_path.read_text(encoding="utf-8"))
 
-    def create(self, manifest: Mapping[str, Any]) -> None:
+    def create(self, manifest: Manifest) -> None:
         """Start a fresh run: (re)create the directory and write the manifest atomically."""
         self.remove()
         self.directory.mkdir(parents=True)
@@ -103,13 +119,16 @@ class PartialRun:
                 entry.unlink(missing_ok=True)  # left by a killed run
         return done
 
-    def write_chunk(self, start: int, stop: int, arrays: Mapping[str, NDArray[Any]]) -> Path:
+    def write_chunk(self, start: int, stop: int,
+                    arrays: Mapping[str, NDArray[np.generic]]) -> Path:
         """Persist the result of samples ``[start, stop)`` atomically; return its path."""
         path = self.chunk_path(start, stop)
         _atomic_write(path, lambda fh: np.savez(fh, **arrays))
         return path
 
-    def read_chunk(self, start: int, stop: int, names: Iterable[str] | None = None) -> dict[str, NDArray[Any]]:
+    def read_chunk(
+        self, start: int, stop: int, names: Iterable[str] | None = None
+    ) -> dict[str, NDArray[np.generic]]:
         """The arrays of one chunk (all, or only ``names``)."""
         with np.load(self.chunk_path(start, stop)) as data:
             keys = data.files if names is None else list(names)
