@@ -74,15 +74,35 @@ def test_training_on_a_terminal_draws_the_bar_during_the_first_epoch(tmp_path, b
     assert _counts(seen[0], 5)[:6] == [0, 1, 2, 3, 4, 5], seen[0]
 
 
-def test_without_a_terminal_an_epoch_logs_its_batches(tmp_path, burgers_file, monkeypatch,
-                                                      caplog):
+class _Records(logging.Handler):
+    """Keeps the messages of the records it handles."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_without_a_terminal_an_epoch_logs_its_batches(tmp_path, burgers_file, monkeypatch):
     monkeypatch.setattr(progress_module, "LOG_EVERY_S", 0.0)
     monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal
+    # a handler on the trainer's logger itself: an earlier command line in this process may
+    # have stopped "neuralop_fem" records from reaching the root logger (and caplog)
+    logger = logging.getLogger("neuralop_fem.training.trainer")
+    records = _Records()
+    logger.addHandler(records)
+    level = logger.level
+    logger.setLevel(logging.INFO)
     model = PRESETS["burgers-galerkin"].replace(**TINY_BURGERS)
-    with caplog.at_level(logging.INFO, logger="neuralop_fem"), \
-            Trainer(tmp_path / "run", burgers_file, model_config=model, config=CONFIG) as t:
-        t.fit()
-    lines = [r.getMessage() for r in caplog.records if r.name.startswith("neuralop_fem.training")]
+    try:
+        with Trainer(tmp_path / "run", burgers_file, model_config=model, config=CONFIG) as t:
+            t.fit()
+    finally:
+        logger.removeHandler(records)
+        logger.setLevel(level)
+    lines = records.messages
     batches = [m for m in lines if m.startswith("epoch 1/1: batch")]
     assert [m.split()[3].rstrip(",") for m in batches] == ["1/5", "2/5", "3/5", "4/5"], lines
     end = next(i for i, m in enumerate(lines) if m.startswith("epoch 1/1 loss"))
