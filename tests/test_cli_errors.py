@@ -117,6 +117,14 @@ CASES = [
     _case("train-batch-size-negative", f"{TRAIN} --batch-size -4 --out {{tmp}}/r",
           "--batch-size"),
     _case("train-device-unknown", f"{TRAIN} --device tpu --out {{tmp}}/r", "--device", "'tpu'"),
+    _case("train-n-train-exceeds-the-file", f"{TRAIN} --n-train 100 --out {{tmp}}/r",
+          "argument --n-train", "got 100", "the 16 samples of {b}"),
+    _case("train-split-exceeds-the-file", f"{TRAIN} --n-train 10 --n-val 4 --n-test 4 "
+          "--out {tmp}/r", "argument --n-train/--n-val/--n-test", "at most 16", "= 18"),
+    _case("train-too-few-samples-to-split", "train --data {b2} --preset burgers-galerkin "
+          "--out {tmp}/r", "at least 3 samples", "got 2 in {b2}"),
+    _case("train-modes-too-many-for-the-grid", f"{TRAIN} --n-train 8 --n-val 4 --n-test 4 "
+          "--resolution 16 --out {tmp}/r", "n >= 30", "n=16", "`--set modes=9`"),
     _case("eval-batch-size-negative", f"{EVAL} --batch-size -3", "--batch-size", "'-3'"),
     _case("eval-batch-size-0", f"{EVAL} --batch-size 0", "--batch-size", "'0'"),
     _case("eval-indices-past-the-end", f"{EVAL} --indices 0:1000", "--indices", "'0:1000'",
@@ -151,6 +159,7 @@ CASES = [
     _case("demo-out-is-a-file", "demo --quick --out {file}", "--out", "{file}"),
     _case("demo-out-parent-missing", "demo --quick --out {tmp}/missing/demo", "--out"),
     _case("demo-seed-2**63", f"demo --quick --seed {2**63} --out {{tmp}}/demo", "--seed"),
+    _case("demo-out-not-empty", "demo --quick --out {run}", "--out", "{run}", "--overwrite"),
     _case("demo-device-unknown", "demo --quick --device gpu --out {tmp}/demo", "--device"),
     # the top level
     _case("unknown-command", "frobnicate", "COMMAND", "'frobnicate'"),
@@ -212,6 +221,8 @@ def make_paths(tmp: Path) -> dict[str, str]:
     files = {"tmp": tmp, "b": tmp / "b.nc", "file": tmp / "file.txt"}
     generate("burgers", n_samples=16, resolution=32, seed=1, out=files["b"], workers=0,
              progress=False)
+    files["b2"] = generate("burgers", n_samples=2, resolution=16, seed=1, out=tmp / "b2.nc",
+                           workers=0, progress=False)
     files["run"] = run = _train(files["b"], tmp / "run")
     files["file"].write_text("not a directory\n")
     files["d"] = generate("darcy", n_samples=9, resolution=9, seed=1, out=tmp / "d.nc",

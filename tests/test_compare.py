@@ -126,3 +126,49 @@ def test_a_candidate_worse_than_zero_is_called_out_in_the_report(coefficients, t
     assert "worse than predicting zero" in text
     good = compare(DarcyFDSolver(), DarcyFDSolver(), coefficients)
     assert "worse than predicting zero" not in write_report(good, tmp_path / "g")["text"]
+
+
+class Sleeper:
+    """A Darcy 'solver' whose solve takes ``seconds`` per call (and predicts zero)."""
+
+    problem = "darcy"
+
+    def __init__(self, seconds):
+        self.seconds, self.calls = seconds, 0
+
+    def solve(self, inputs):
+        import time
+
+        self.calls += 1
+        time.sleep(self.seconds)
+        return np.zeros_like(np.asarray(inputs))
+
+
+def test_repeated_timings_give_the_median_speedup_and_its_spread(coefficients):
+    from neuralop_fem.evaluation import repeated_timings
+
+    slow, fast = Sleeper(0.02), Sleeper(0.005)
+    ds = repeated_timings(slow, fast, coefficients, repeats=3)
+    assert slow.calls == fast.calls == 3
+    assert ds.sizes["repeat"] == 3
+    a = ds.attrs
+    assert a["repeats"] == 3
+    assert a["n_samples"] == 3
+    assert a["speedup_min"] <= a["speedup_median"] <= a["speedup_max"]
+    assert a["speedup_median"] == float(np.median(ds["speedup"]))
+    np.testing.assert_allclose(ds["speedup"], ds["reference_time"] / ds["candidate_time"])
+    # per-sample seconds: the sleep of one call split over the 3 samples
+    assert (ds["reference_time"] >= 0.02 / 3).all()
+    assert 1 < a["speedup_median"] < 10
+    # a solver's own per-sample report times are used when it has them
+    ds = repeated_timings(DarcyFDSolver(), Zero(), coefficients, repeats=1)
+    assert ds["reference_time"].values[0] > 0
+
+
+@pytest.mark.parametrize("repeats", [0, -1, 2.5, True, "3"])
+def test_repeated_timings_refuse_a_bad_count(coefficients, repeats):
+    from neuralop_fem.errors import InputError
+    from neuralop_fem.evaluation import repeated_timings
+
+    with pytest.raises(InputError, match=rf"`repeats` must be an integer >= 1; got {repeats!r}"):
+        repeated_timings(Zero(), Zero(), coefficients, repeats=repeats)

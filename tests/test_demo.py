@@ -17,6 +17,14 @@ def _check_outputs(out, capsys):
     assert "[5/5] summary" in text
     assert "look at:" in text
     summary = json.loads((out / "demo_summary.json").read_text())
+    # the speedup is the median of 5 timed repeats, printed with its spread
+    repeats = summary["speedup_repeats"]
+    assert len(repeats) == 5
+    assert summary["speedup"] == pytest.approx(float(np.median(repeats)))
+    assert summary["speedup_min"] == min(repeats)
+    assert summary["speedup_max"] == max(repeats)
+    assert (f"speedup median {summary['speedup']:.3g}x (min {min(repeats):.3g}x, max "
+            f"{max(repeats):.3g}x over 5 repeats)") in text
     # the spectral solver meets the documented 1e-8 against Cole-Hopf on GRF data
     assert summary["burgers_spectral_vs_exact"] < 1e-8
     # FD and FEM agree to the O(h) interface error (~3e-2 at n = 29, ~1e-2 at 85)
@@ -35,6 +43,11 @@ def _check_outputs(out, capsys):
 def test_demo_quick(tmp_path, capsys):
     out = tmp_path / "demo"
     assert main(["demo", "--quick", "--out", str(out), "--device", "cpu"]) == 0
+    _check_outputs(out, capsys)
+    # a second run into the same directory is refused (before any work) unless --overwrite
+    assert main(["demo", "--quick", "--out", str(out), "--device", "cpu"]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert main(["demo", "--quick", "--out", str(out), "--device", "cpu", "--overwrite"]) == 0
     _check_outputs(out, capsys)
 
 

@@ -160,6 +160,23 @@ def test_nonpositive_coefficient_is_refused(darcy):
         sur.solve(-np.ones((17, 17)))
 
 
+@pytest.mark.parametrize("which", ["burgers", "darcy"])
+def test_an_empty_batch_is_refused_like_the_classical_solver_does(which, request):
+    """Shape (0, n) / (0, n, n): an InputError naming the input, as the training data's solver
+    (both go through ``solvers.contract.as_batch``), for numpy and xarray input alike."""
+    sur, ds = request.getfixturevalue(which)
+    name = sur.spec.input_name
+    empty = ds[name].isel(sample=slice(0, 0))
+    solver = sur.reference_solver()
+    for inputs in (empty.values, empty):
+        for obj in (sur, solver):
+            with pytest.raises(InputError, match=r"must hold at least one sample; got shape "
+                                                 r"\(0, "):
+                obj.solve(inputs)
+    with pytest.raises(InputError, match=rf"`{name}` must hold at least one sample"):
+        sur.solve_with_report(empty.values)
+
+
 def test_initial_guess_is_refused(burgers):
     sur, ds = burgers
     with pytest.raises(InputError, match="`initial_guess` must be None"):

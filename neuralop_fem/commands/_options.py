@@ -30,6 +30,7 @@ __all__ = [
     "check_input_dir",
     "check_indices",
     "check_input_file",
+    "check_new_output_dir",
     "check_output_dir",
     "check_output_file",
     "device",
@@ -246,6 +247,16 @@ def check_output_file(path: Path, option: str, *, overwrite: bool | None = None)
 def check_output_dir(path: Path, option: str) -> Path:
     """Check that ``path`` is a writable directory or can be created in an existing one."""
     _check(_output_dir_problem(path), option)
+    return path
+
+
+def check_new_output_dir(path: Path, option: str, *, overwrite: bool) -> Path:
+    """Check that ``path`` can hold a command's outputs: a writable directory that is new or
+    empty, or any writable directory when ``overwrite`` (the message names ``--overwrite``)."""
+    check_output_dir(path, option)
+    if not overwrite and path.is_dir() and any(path.iterdir()):
+        _check(f"must be a new or empty directory (pass --overwrite to replace the files an "
+               f"earlier run wrote there); got {os.fspath(path)!r}, which is not empty", option)
     return path
 
 

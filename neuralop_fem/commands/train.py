@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ _OPTIONS = {
     "n_test": "n_test", "noise": "noise", "amp": "amp",
 }
 
+#: TrainConfig field -> the option that sets it (named in the notes and errors of fit_to_data)
+_FLAGS = {field: "--" + dest.replace("_", "-") for dest, field in _OPTIONS.items()}
+
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``train`` subcommand to ``subparsers``."""
@@ -51,7 +55,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--out", type=output_dir, required=True, metavar="RUN_DIR",
                    help="run directory")
     p.add_argument("--resolution", type=int_range(2), metavar="n",
-                   help="training grid (default: the preset's, 512 Burgers / 141 Darcy)")
+                   help="training grid (default: the preset's, 512 Burgers / 141 Darcy, or the "
+                        "largest grid below it that the file reaches by striding)")
     p.add_argument("--epochs", type=int_range(1), metavar="E", help="epochs (default 100)")
     p.add_argument("--batch-size", dest="batch_size", type=int_range(1), metavar="B",
                    help="global batch size (default 8 Burgers / 4 Darcy)")
@@ -62,7 +67,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int_range(0), metavar="S",
                    help="seed in [0, 2**63 - 1] (default 1127802)")
     p.add_argument("--n-train", dest="n_train", type=int_range(1), metavar="N",
-                   help="training samples: the first N (default 1024)")
+                   help="training samples: the first N (default 1024; a smaller file is split "
+                        "about 80/10/10 %%)")
     p.add_argument("--n-val", dest="n_val", type=int_range(1), metavar="N",
                    help="validation samples: the N before the test set (default 100)")
     p.add_argument("--n-test", dest="n_test", type=int_range(1), metavar="N",
@@ -134,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     check_input_file(args.data, "--data")
     check_output_dir(args.out, "--out")
     from ..models import PRESETS
-    from ..training import Trainer, training_preset
+    from ..training import Trainer, fit_to_data, training_preset
 
     train_config = training_preset(args.preset)
     model_config = PRESETS[args.preset]
@@ -144,6 +150,13 @@ def run(args: argparse.Namespace) -> int:
     }
     train_config = train_config.replace(**changes)
     model_config, train_config = apply_overrides(model_config, train_config, args.overrides)
+    chosen = {field for dest, field in _OPTIONS.items() if getattr(args, dest) is not None}
+    chosen |= {item.partition("=")[0].strip().replace("-", "_") for item in args.overrides}
+    train_config, notes = fit_to_data(train_config, args.data, model_config=model_config,
+                                      keep=chosen, names=_FLAGS, preset=args.preset)
+    if notes and os.environ.get("RANK", "0") == "0":  # once in a distributed run
+        sys.stdout.write("".join(f"{note}\n" for note in notes))
+        sys.stdout.flush()
     with Trainer(args.out, args.data, model_config=model_config, config=train_config,
                  preset=args.preset, overwrite=args.overwrite) as trainer:
         result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call)

@@ -1,6 +1,7 @@
 """Evaluation of surrogates: against a dataset's labels, against a classical solver, reports.
 
-- :mod:`.comparison`: :func:`compare`, any two solvers of one problem, sample by sample;
+- :mod:`.comparison`: :func:`compare`, any two solvers of one problem, sample by sample, and
+  :func:`repeated_timings`, their speedup over repeats (median and spread);
 - :mod:`.run_evaluation`: :func:`evaluate_run`, a training run on a dataset's labels at any
   reachable resolution;
 - :mod:`.run_comparison`: :func:`compare_run`, a training run against the classical solver
@@ -13,7 +14,7 @@ Every number comes from :mod:`neuralop_fem.metrics`.
 from __future__ import annotations
 
 from ..metrics import summarize
-from .comparison import METRICS, STATISTICS, compare
+from .comparison import METRICS, STATISTICS, compare, repeated_timings
 from .report import summary_markdown, write_report
 from .run_comparison import compare_run, reference_solver
 from .run_evaluation import evaluate_run, parse_indices
@@ -26,6 +27,7 @@ __all__ = [
     "evaluate_run",
     "parse_indices",
     "reference_solver",
+    "repeated_timings",
     "summarize",
     "summary_markdown",
     "write_report",

@@ -17,6 +17,8 @@
 Summary statistics (mean, median, p95 of each metric) are in the ``summary`` variable and
 as attributes ``<metric>_<statistic>``; ``speedup`` is total reference time / total
 candidate time (NaN when the reference was not run, i.e. ``reference_solution`` was given).
+That is one timing, noisy on a shared machine: :func:`repeated_timings` times both sides
+``repeats`` times and gives the median speedup with its spread.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from solvers.problems import Problem, get_problem, problem_of
 from ..errors import InputError, ShapeError
 from ..metrics import energy_norm_error, relative_h1, relative_l2
 
-__all__ = ["METRICS", "STATISTICS", "compare"]
+__all__ = ["METRICS", "STATISTICS", "compare", "repeated_timings"]
 
 METRICS = ("rel_l2", "rel_h1", "max_abs", "rel_energy")
 STATISTICS = ("mean", "median", "p95")
@@ -282,3 +284,60 @@ def _summarise(ds: xr.Dataset, *, problem: str, reference: object, candidate: ob
         ds.attrs["warm_iteration_saving"] = float(
             1.0 - ds["warm_iterations"].sum() / max(int(ds["reference_iterations"].sum()), 1))
 
+
+
+def repeated_timings(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverInput,
+                     *, repeats: int = 5) -> xr.Dataset:
+    """Time both sides ``repeats`` times on ``inputs``: the median speedup and its spread.
+
+    Each repeat solves all of ``inputs`` with ``reference`` and then with ``candidate`` (one
+    after the other, so a slow spell of a shared machine hits both sides of a repeat) and
+    takes the ratio of their total times, measured as in :func:`compare` (the reports'
+    per-sample times when they have them, else the wall clock).
+
+    Parameters
+    ----------
+    reference, candidate
+        Solvers of the same problem (see :func:`compare`).
+    inputs : array or DataArray
+        As for :func:`compare`.
+    repeats
+        Number of timed repeats, an integer >= 1 (run the sides once before, e.g. through
+        :func:`compare`, so that no repeat pays for first-call set-up).
+
+    Returns
+    -------
+    xr.Dataset
+        On dim ``repeat``: ``reference_time`` and ``candidate_time`` (seconds per sample) and
+        ``speedup``; attributes ``speedup_median``, ``speedup_min``, ``speedup_max``,
+        ``repeats``, ``n_samples``.
+
+    Raises
+    ------
+    InputError
+        For ``repeats`` that is not an integer >= 1, or as :func:`compare`.
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int | np.integer) or repeats < 1:
+        msg = f"`repeats` must be an integer >= 1; got {repeats!r}."
+        raise InputError(msg)
+    _check_solver(reference, "reference")
+    _check_solver(candidate, "candidate")
+    problem = _problem_of(reference, candidate, inputs)
+    values = as_batch(inputs, name=problem.input_name, core_dims=problem.dims).values
+    n_s = len(values)
+    times = np.empty((int(repeats), 2))
+    for i in range(int(repeats)):
+        for j, side in enumerate((reference, candidate)):
+            _, report, elapsed = _run(side, values)
+            times[i, j] = float(_per_sample_time(report, elapsed, n_s).mean())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        speedup = np.where(times[:, 1] > 0, times[:, 0] / times[:, 1], np.nan)
+    ds = xr.Dataset({"reference_time": ("repeat", times[:, 0]),
+                     "candidate_time": ("repeat", times[:, 1]),
+                     "speedup": ("repeat", speedup)},
+                    coords={"repeat": np.arange(int(repeats))})
+    finite = speedup[np.isfinite(speedup)]
+    stats = (np.median(finite), finite.min(), finite.max()) if finite.size else (np.nan,) * 3
+    ds.attrs.update(speedup_median=float(stats[0]), speedup_min=float(stats[1]),
+                    speedup_max=float(stats[2]), repeats=int(repeats), n_samples=n_s)
+    return ds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -12,6 +13,7 @@ __all__ = [
     "check_input",
     "coarse_size",
     "middle_size",
+    "modes_hint",
     "node_grid_2d",
     "periodic_grid_1d",
     "prepare_input",
@@ -58,10 +60,24 @@ def middle_size(n: int, n_coarse: int) -> int:
     return _round_half_up(math.sqrt(n * n_coarse))
 
 
+def modes_hint(modes: int, largest: int, n: int) -> str:
+    """The fix for a grid of ``n`` points too coarse for ``modes`` Fourier modes, of which
+    ``largest`` fit: one sentence naming the override (``--set modes=K``)."""
+    if largest >= 1:
+        return (f"Its {modes} Fourier modes need a finer grid: lower them to at most {largest} "
+                f"(`--set modes={largest}` on the command line, `config.replace(modes={largest})` "
+                "in Python) or use a finer grid.")
+    return f"Not even one Fourier mode fits n={n}: use a finer grid."
+
+
 def check_input(
-    x: torch.Tensor, *, spatial_dims: int, channels: int, min_size: int, name: str = "x"
+    x: torch.Tensor, *, spatial_dims: int, channels: int, min_size: int, name: str = "x",
+    hint: Callable[[int], str] | None = None,
 ) -> int:
     """Validate a channels-last field and return its resolution ``n``.
+
+    ``hint(n)``, when given, is appended to the message of a grid below ``min_size`` (how to
+    fit the model to it, e.g. :func:`modes_hint`).
 
     Raises
     ------
@@ -86,13 +102,15 @@ def check_input(
         raise ShapeError(msg)
     if n < min_size:
         msg = f"`{name}` must have resolution n >= {min_size} for this model; got n={n} {shape}."
+        if hint is not None:
+            msg = f"{msg} {hint(n)}"
         raise ShapeError(msg)
     return n
 
 
 def prepare_input(
     x: torch.Tensor, *, dtype: torch.dtype, spatial_dims: int, channels: int, min_size: int,
-    name: str = "x",
+    name: str = "x", hint: Callable[[int], str] | None = None,
 ) -> tuple[torch.Tensor, int]:
     """The model input ``x`` checked and cast to the model's ``dtype``, and its resolution.
 
@@ -108,7 +126,8 @@ def prepare_input(
         For an empty batch (no sample to predict) or a tensor that is not floating point
         (integer, bool or complex).
     """
-    n = check_input(x, spatial_dims=spatial_dims, channels=channels, min_size=min_size, name=name)
+    n = check_input(x, spatial_dims=spatial_dims, channels=channels, min_size=min_size, name=name,
+                    hint=hint)
     if x.shape[0] == 0:
         msg = (f"`{name}` must hold at least one sample; got an empty batch of shape "
                f"{tuple(x.shape)}.")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._grid import node_grid_2d, periodic_grid_1d, prepare_input
+from ._grid import modes_hint, node_grid_2d, periodic_grid_1d, prepare_input
 from .config import FNO1dConfig, FNO2dConfig
 from .spectral import SpectralConv1d, SpectralConv2d
 
@@ -54,6 +54,14 @@ class _FNO(nn.Module):
         m = self.config.modes
         return max(2, 2 * m - 2) if self.spatial_dims == 1 else 2 * m
 
+    def max_modes(self, n: int) -> int:
+        """Largest ``modes`` this architecture supports at resolution ``n`` (0: none)."""
+        return n // 2 + 1 if self.spatial_dims == 1 and n >= 2 else n // 2
+
+    def resolution_hint(self, n: int) -> str:
+        """How to fit the model to a grid of ``n`` points below :attr:`min_resolution`."""
+        return modes_hint(self.config.modes, self.max_modes(n), n)
+
     def _coords(self, n: int, x: torch.Tensor) -> torch.Tensor:
         if self.spatial_dims == 1:
             return periodic_grid_1d(n, dtype=x.dtype, device=x.device)
@@ -75,6 +83,7 @@ class _FNO(nn.Module):
         x, n = prepare_input(
             x, dtype=self.lift.weight.dtype, spatial_dims=self.spatial_dims,
             channels=self.config.in_channels, min_size=self.min_resolution,
+            hint=self.resolution_hint,
         )
         coords = self._coords(n, x)
         h = self.lift(torch.cat((x, coords.expand(*x.shape[:-1], self.spatial_dims)), dim=-1))

@@ -25,7 +25,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._grid import coarse_size, middle_size, node_grid_2d, periodic_grid_1d, prepare_input
+from ._grid import (
+    coarse_size,
+    middle_size,
+    modes_hint,
+    node_grid_2d,
+    periodic_grid_1d,
+    prepare_input,
+)
 from .config import Transformer1dConfig, Transformer2dConfig
 from .decoders import PointwiseRegressor, SpectralRegressor
 from .encoder import EncoderLayer
@@ -92,6 +99,14 @@ class Transformer1d(nn.Module):
         """Smallest n the spectral decoder supports (``modes <= n // 2 + 1``)."""
         return max(2, 2 * self.config.modes - 2)
 
+    def max_modes(self, n: int) -> int:
+        """Largest ``modes`` the spectral decoder supports at resolution ``n`` (0: none)."""
+        return n // 2 + 1 if n >= 2 else 0
+
+    def resolution_hint(self, n: int) -> str:
+        """How to fit the model to a grid of ``n`` points below :attr:`min_resolution`."""
+        return modes_hint(self.config.modes, self.max_modes(n), n)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Predict (B, n, C_out) from the input function ``x`` (B, n, C_in).
 
@@ -108,6 +123,7 @@ class Transformer1d(nn.Module):
         x, n = prepare_input(
             x, dtype=_dtype_of(self), spatial_dims=1,
             channels=self.config.in_channels, min_size=self.min_resolution,
+            hint=self.resolution_hint,
         )
         pos = periodic_grid_1d(n, dtype=x.dtype, device=x.device)
         h = self.input_proj(x)
@@ -178,6 +194,20 @@ class Transformer2d(nn.Module):
             n += 1
         return n
 
+    def max_modes(self, n: int) -> int | None:
+        """Largest ``modes`` the spectral decoder supports at input resolution ``n`` (0: none;
+        None: a pointwise decoder, which has no Fourier modes)."""
+        if self.config.decoder != "spectral":
+            return None
+        return self.output_size(n) // 2 if n >= 2 else 0
+
+    def resolution_hint(self, n: int) -> str:
+        """How to fit the model to a grid of ``n`` points below :attr:`min_resolution`."""
+        largest = self.max_modes(n)
+        if largest is None:
+            return "Use a finer grid."
+        return modes_hint(self.config.modes, largest, n)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Predict from the input function ``x`` (B, n, n, C_in) on the node grid.
 
@@ -193,7 +223,7 @@ class Transformer2d(nn.Module):
         """
         x, n = prepare_input(
             x, dtype=_dtype_of(self), spatial_dims=2, channels=self.config.in_channels,
-            min_size=self.min_resolution,
+            min_size=self.min_resolution, hint=self.resolution_hint,
         )
         n_c, n_m = self.grid_sizes(n)
         pos = node_grid_2d(n_c, dtype=x.dtype, device=x.device)

@@ -2,7 +2,8 @@
 
 Public names: :class:`TrainConfig` and :data:`TRAIN_PRESETS` (the paper's settings per preset),
 :class:`Trainer` (one resumable, optionally distributed run in a run directory),
-:func:`load_trained` (the selected model of a run) and the losses of :mod:`.losses`. See
+:func:`load_trained` (the selected model of a run), :func:`fit_to_data` (a preset's split and
+grid fitted to a small file) and the losses of :mod:`.losses`. See
 ``docs/training.md``. The evaluation of a finished run lives in :mod:`neuralop_fem.evaluation`
 (:func:`~neuralop_fem.evaluation.evaluate_run`); it is also reachable here under its old name.
 """
@@ -13,6 +14,7 @@ from typing import Any
 
 from .checkpoint import load_trained, read_run_info
 from .config import TASKS, TRAIN_PRESETS, TrainConfig, training_preset
+from .fitting import fit_to_data
 from .losses import operator_loss, relative_h1_error, relative_l2_error
 from .setup import split_indices
 from .trainer import Trainer
@@ -23,6 +25,7 @@ __all__ = [
     "TrainConfig",
     "Trainer",
     "evaluate_run",
+    "fit_to_data",
     "load_trained",
     "operator_loss",
     "read_run_info",

@@ -62,7 +62,8 @@ def split_indices(n_samples: int, config: TrainConfig) -> dict[str, np.ndarray]:
         msg = (
             f"the dataset must have at least n_train + n_val + n_test = {config.n_train} + "
             f"{config.n_val} + {config.n_test} = {need} samples; got {n_samples}. Generate more "
-            "(`neuralop-fem generate ... --append M`) or lower --n-train/--n-val/--n-test."
+            "(`neuralop-fem generate ... --append M`) or lower --n-train/--n-val/--n-test "
+            "(Python: neuralop_fem.training.fit_to_data(config, data) fits them to the file)."
         )
         raise ConfigError(msg)
     test_start = n_samples - config.n_test
@@ -140,6 +141,25 @@ def check_problem(data: xr.Dataset, config: TrainConfig, *, preset: str | None =
         raise ConfigError(msg)
 
 
+def check_model_fits(model: nn.Module, resolution: int) -> None:
+    """Refuse a training grid below the model's smallest (before any epoch starts).
+
+    Raises
+    ------
+    ConfigError
+        Naming the model's smallest grid and the fix: for Fourier modes too many for the
+        grid, the largest ``modes`` that fits (``--set modes=K``).
+    """
+    smallest = int(getattr(model, "min_resolution", 1))
+    if resolution >= smallest:
+        return
+    hint = getattr(model, "resolution_hint", None)
+    fix = hint(resolution) if hint is not None else "Use a finer grid."
+    msg = (f"the training resolution must be n >= {smallest} for this model; got n={resolution}. "
+           f"{fix}")
+    raise ConfigError(msg)
+
+
 def build_training_data(
     data: xr.Dataset | str | os.PathLike[str],
     config: TrainConfig,
@@ -166,7 +186,8 @@ def build_training_data(
     Raises
     ------
     ConfigError
-        Problem mismatch, too few samples, bad indices.
+        Problem mismatch, too few samples, bad indices, a grid too coarse for the model
+        (the message names the largest Fourier ``modes`` that fits).
     InputError
         A resolution not reachable from the file's grid (the message lists the reachable ones).
     """
@@ -180,6 +201,7 @@ def build_training_data(
     n_full = int(ds.sizes["x"])
     resolution = n_full if config.resolution is None else config.resolution
     splits = split_indices(int(ds.sizes["sample"]), config)
+    check_model_fits(model, resolution)
     coarse = None
     if problem.inverse:
         coarse = int(model.output_size(resolution))

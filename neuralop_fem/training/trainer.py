@@ -40,6 +40,7 @@ from .config import RESUME_FREE_FIELDS, TrainConfig
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
 from .optim import make_optimizer, make_scheduler
+from .progress import TrainingProgress
 from .run_info import RUN_FORMAT, read_run_info
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
@@ -315,7 +316,7 @@ class Trainer:
             gamma=gamma,
         )
 
-    def _train_epoch(self) -> tuple[float, float]:
+    def _train_epoch(self, progress: TrainingProgress) -> tuple[float, float]:
         self.train_module.train()
         total, lr = 0.0, float("nan")
         for batch in self.loader:
@@ -329,7 +330,9 @@ class Trainer:
             lr = float(self.optimizer.param_groups[0]["lr"])
             self.optimizer.step()
             self.scheduler.step()
-            total += float(loss.detach())
+            value = float(loss.detach())
+            total += value
+            progress.batch(value)
         return self.ctx.mean(total / len(self.sampler), self.device), lr
 
     @torch.no_grad()
@@ -372,7 +375,7 @@ class Trainer:
             if self.device.type == "cuda":
                 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
             torch.use_deterministic_algorithms(True)
-        bar = self._progress()
+        progress = self._progress()
         stop = cfg.epochs if max_epochs_this_call is None else min(
             cfg.epochs, self.epoch + max_epochs_this_call
         )
@@ -381,24 +384,22 @@ class Trainer:
         try:
             while self.epoch < stop:
                 t0 = time.perf_counter()
-                loss, lr = self._train_epoch()
+                progress.start_epoch(self.epoch + 1)
+                loss, lr = self._train_epoch(progress)
                 val = None
                 if self.ctx.is_main:
                     val = float(self.errors(self.forward_module, self.data.val).mean())
                 self.epoch += 1
                 row = self._record(loss, val, lr, time.perf_counter() - t0, identity)
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(loss=f"{loss:.3e}", val=f"{val:.3e}", lr=f"{lr:.2e}")
-                elif self.ctx.is_main:
+                progress.end_epoch(loss=loss, val=val, lr=lr)
+                if progress.bar is None and self.ctx.is_main:
                     _log.info("epoch %d/%d loss %.4e val %.4e lr %.3e (%.1fs)", self.epoch,
                               cfg.epochs, loss, val, lr, row["epoch_time_s"])
                 if callback is not None:
                     callback(self, row)
             return self._finish()
         finally:
-            if bar is not None:
-                bar.close()
+            progress.close()
             torch.use_deterministic_algorithms(old_det)
             self._release()
 
@@ -421,13 +422,12 @@ class Trainer:
         self.ctx.barrier()
         return row
 
-    def _progress(self) -> Any:
-        if not self.ctx.is_main or not sys.stderr.isatty():
-            return None
-        from tqdm.auto import tqdm
-
-        return tqdm(total=self.config.epochs, initial=self.epoch, desc="epochs", unit="ep",
-                    dynamic_ncols=True)
+    def _progress(self) -> TrainingProgress:
+        """Per-batch progress: a bar on a terminal, else log lines (main process only)."""
+        main = self.ctx.is_main
+        return TrainingProgress(epochs=self.config.epochs, steps_per_epoch=len(self.sampler),
+                                done_epochs=self.epoch, bar=main and sys.stderr.isatty(),
+                                log=main)
 
     def _finish(self) -> dict[str, Any]:
         """Write the run's results; resumable: a kill here is finished by the next call.

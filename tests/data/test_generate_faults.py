@@ -102,6 +102,24 @@ def test_a_guarded_script_generates_with_workers(tmp_path):
     assert (tmp_path / "d.nc").is_file()
 
 
+def test_the_python_example_of_the_docs_runs_as_a_script(tmp_path):
+    """docs/generating_data.md, section Python: the block saved as a file and run as it is
+    (it starts worker processes, so it must carry the ``__main__`` guard)."""
+    import re
+
+    text = (ROOT / "docs" / "generating_data.md").read_text()
+    section = text.split("## Python", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert 'if __name__ == "__main__":' in block
+    script = tmp_path / "make_data.py"
+    script.write_text(block)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=_env(), timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "darcy33.nc").is_file()
+    assert (tmp_path / "burgers256.nc").is_file()
+
+
 def _children(pid: int) -> list[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
                          text=True).stdout

@@ -201,3 +201,38 @@ def test_small_model_overfits_a_few_samples(name: str, n: int, steps: int) -> No
         first = loss.item() if first is None else first
     # Relative MSE starts ~1; memorising 4 samples must bring it below 0.1.
     assert loss.item() < 0.1, (first, loss.item())
+
+
+def _narrow(config):
+    """``config`` with tiny widths (the grid rules depend only on modes and grid settings)."""
+    if config.family.startswith("fno"):
+        return config.replace(width=4, projection=4, num_layers=1)
+    return config.replace(d_model=8, d_ff=8, num_layers=1, freq_dim=4, decoder_ff=4)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_max_modes_is_the_largest_that_fits_the_grid(name: str) -> None:
+    """``max_modes(n)`` agrees with ``min_resolution``: the preset fits n exactly when its
+    modes are at most max_modes(n), and a model with max_modes(n) modes fits n."""
+    config = _narrow(PRESETS[name])
+    model = build_model(config)
+    for n in range(2, 90):
+        largest = model.max_modes(n)
+        if largest is None:  # a pointwise decoder: no Fourier modes
+            assert "modes" not in model.resolution_hint(n)
+            continue
+        assert (n >= model.min_resolution) == (config.modes <= largest), n
+        if largest >= 1 and n % 7 == 0:
+            assert build_model(config.replace(modes=largest)).min_resolution <= n
+            assert build_model(config.replace(modes=largest + 1)).min_resolution > n
+
+
+@pytest.mark.parametrize(("name", "n", "k"), [("burgers-galerkin", 16, 9),
+                                              ("burgers-fno", 20, 11), ("darcy-fno", 15, 7),
+                                              ("darcy-fourier", 15, 7)])
+def test_a_grid_too_coarse_for_the_modes_names_the_override(name: str, n: int, k: int) -> None:
+    config = _narrow(PRESETS[name])
+    shape = (1, n, 1) if config.family.endswith("1d") else (1, n, n, 1)
+    with pytest.raises(ShapeError, match=rf"at most {k} \(`--set modes={k}`"):
+        build_model(config)(torch.zeros(shape))
+    build_model(config.replace(modes=k))(torch.zeros(shape))  # the named fix works

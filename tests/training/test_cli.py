@@ -83,7 +83,8 @@ def test_resume_from_the_command_line(tmp_path, burgers_file, capsys):
         ("problem mismatch",
          "must be a burgers dataset for preset 'burgers-galerkin'; got a darcy"),
         ("unreachable resolution", r"`resolution` must be reachable from 128 .* got 100"),
-        ("too few samples", r"1024 \+ 100 \+ 100 = 1224 samples; got 24"),
+        ("too few samples", r"argument --n-train: must be at most 22 \(the 24 samples of .* "
+                            r"less one each for validation and test\); got 30"),
         ("unknown set key", "`--set` key must be a model or training hyper-parameter; got 'widht'"),
         ("bad set value", "`num_layers` must be an integer >= 1; got 0"),
     ],
@@ -95,7 +96,8 @@ def test_bad_input(case, match, tmp_path, burgers_file, darcy_file, capsys):
         "problem mismatch": (darcy_file, "burgers-galerkin", []),
         "unreachable resolution": (burgers_file, "burgers-galerkin", ["--resolution", "100",
                                                                        *SMALL]),
-        "too few samples": (burgers_file, "burgers-galerkin", ["--resolution", "64"]),
+        "too few samples": (burgers_file, "burgers-galerkin", ["--resolution", "64",
+                                                               "--n-train", "30"]),
         "unknown set key": (burgers_file, "burgers-galerkin", [*base, "--set", "widht=3"]),
         "bad set value": (burgers_file, "burgers-galerkin", [*base, "--set", "num_layers=0"]),
     }[case]
