@@ -12,7 +12,7 @@ import csv
 import io
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ._options import (
     check_indices,
@@ -28,10 +28,13 @@ from ._options import (
     output_file,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..evaluation.run_evaluation import RunEvaluation
+
 __all__ = ["register", "run", "write_results"]
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``evaluate`` subcommand to ``subparsers``."""
     p = subparsers.add_parser(
         "evaluate", help="relative L2 / H1 errors of a trained run on a dataset",
@@ -57,7 +60,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def write_results(result: dict[str, Any], path: Path) -> Path:
+def write_results(result: RunEvaluation, path: Path) -> Path:
     """Per-sample CSV at ``path`` and the summary JSON at ``path.with_suffix('.json')``.
 
     Both are written atomically (:mod:`neuralop_fem.files`): a link at either name is
@@ -78,7 +81,7 @@ def write_results(result: dict[str, Any], path: Path) -> Path:
     return json_path
 
 
-def _table(result: dict[str, Any]) -> str:
+def _table(result: RunEvaluation) -> str:
     s = result["summary"]
     head = (f"{result['preset'] or 'run'}: {result['n_samples']} samples "
             f"at n={result['resolution']}"

@@ -83,7 +83,7 @@ def _add_common(parser: argparse.ArgumentParser, problem: str, resolution: int) 
                         help="log lines instead of a progress bar even on a terminal")
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``generate`` subcommand (with ``burgers`` and ``darcy``) to ``subparsers``."""
     parser = subparsers.add_parser(
         "generate",

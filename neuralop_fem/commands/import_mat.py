@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-from typing import Any
 
 from ._options import (
     check_input_file,
@@ -29,7 +28,7 @@ _log = logging.getLogger(__name__)
 _PHYSICS = {"viscosity": "burgers", "final_time": "burgers", "forcing": "darcy"}
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``import-mat`` subcommand to ``subparsers``."""
     parser = subparsers.add_parser(
         "import-mat",

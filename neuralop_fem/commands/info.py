@@ -34,7 +34,7 @@ _HEADER = (
 )
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``info`` subcommand to ``subparsers``."""
     parser = subparsers.add_parser(
         "info",

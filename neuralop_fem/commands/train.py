@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._options import (
     check_input_file,
@@ -24,6 +24,10 @@ from ._options import (
     int_range,
     output_dir,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models.presets import ModelConfig
+    from ..training.config import TrainConfig
 
 __all__ = ["apply_overrides", "register", "run"]
 
@@ -38,7 +42,7 @@ _OPTIONS = {
 _FLAGS = {field: "--" + dest.replace("_", "-") for dest, field in _OPTIONS.items()}
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``train`` subcommand to ``subparsers``."""
     p = subparsers.add_parser(
         "train", help="train a surrogate from a preset on a dataset",
@@ -85,14 +89,15 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
 
 
-def apply_overrides(model_config: Any, train_config: Any, items: list[str]) -> tuple[Any, Any]:
+def apply_overrides(model_config: ModelConfig, train_config: TrainConfig,
+                    items: list[str]) -> tuple[ModelConfig, TrainConfig]:
     """Apply ``KEY=VALUE`` strings to the model config or the TrainConfig, by field name.
 
     Raises
@@ -104,8 +109,8 @@ def apply_overrides(model_config: Any, train_config: Any, items: list[str]) -> t
 
     model_fields = {f.name for f in dataclasses.fields(model_config)}
     train_fields = {f.name for f in dataclasses.fields(train_config)}
-    model_changes: dict[str, Any] = {}
-    train_changes: dict[str, Any] = {}
+    model_changes: dict[str, object] = {}
+    train_changes: dict[str, object] = {}
     for item in items:
         key, sep, value = item.partition("=")
         key = key.strip().replace("-", "_")

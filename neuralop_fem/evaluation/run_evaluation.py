@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import torch
 import xarray as xr
+from numpy.typing import NDArray
 
 from solvers.problems import Problem, get_problem
 
@@ -30,7 +31,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..data.normalizer import UnitGaussianNormalizer
     from ..models import NormalizedOperator
 
-__all__ = ["evaluate_run", "parse_indices", "summarize"]  # summarize: from ..metrics
+__all__ = ["RunEvaluation", "evaluate_run", "parse_indices", "summarize"]  # summarize: ..metrics
+
+
+class RunEvaluation(TypedDict):
+    """What :func:`evaluate_run` returns (per-sample arrays, their summary, the grids)."""
+
+    run_dir: str
+    preset: str | None
+    indices: NDArray[np.int64]
+    rel_l2: NDArray[np.float64]
+    rel_h1: NDArray[np.float64]
+    summary: dict[str, dict[str, float]]
+    resolution: int
+    transfer: str
+    output_resolution: int
+    train_resolution: int
+    n_samples: int
 
 
 def parse_indices(spec: str | Iterable[int], *, n_samples: int, test: list[int]) -> np.ndarray:
@@ -108,7 +125,7 @@ def evaluate_run(
     batch_size: int | None = None,
     device: str | None = None,
     transfer: str = "auto",
-) -> dict[str, Any]:
+) -> RunEvaluation:
     """Per-sample and summarised errors of the selected model of ``run_dir`` on ``data``.
 
     Parameters
@@ -134,8 +151,8 @@ def evaluate_run(
 
     Returns
     -------
-    dict
-        ``indices``, ``rel_l2`` and ``rel_h1`` (arrays, one value per sample), ``summary``
+    RunEvaluation
+        A dict: ``indices``, ``rel_l2`` and ``rel_h1`` (arrays, one value per sample), ``summary``
         (``{"rel_l2": {...}, "rel_h1": {...}}`` from :func:`summarize`), ``resolution``,
         ``output_resolution`` and ``train_resolution``.
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from solvers.contract import SolveReport, as_batch
+from solvers.contract import Batch, Solver, SolveReport, SolverInput, SolverOutput, as_batch
 from solvers.problems import get_problem
 
 from ..data.ood import OODReference, reference_from_dataset
@@ -71,7 +72,8 @@ class Surrogate:
     """
 
     def __init__(self, operator: torch.nn.Module, *, problem: str, resolution: int,
-                 run_info: dict[str, Any] | None = None, device: Any = None,
+                 run_info: Mapping[str, object] | None = None,
+                 device: str | torch.device | None = None,
                  batch_size: int = 16, ood_reference: OODReference | None = None,
                  name: str = "surrogate", output_resolution: int | None = None) -> None:
         self.spec = get_problem(problem)
@@ -84,7 +86,7 @@ class Surrogate:
         self.operator = operator.to(self.device).eval()
         self.problem = problem
         self.resolution = int(resolution)
-        self.run_info = dict(run_info or {})
+        self.run_info: dict[str, Any] = dict(run_info or {})
         self.batch_size = batch_size
         self.ood_reference = ood_reference
         self.name = name
@@ -93,7 +95,7 @@ class Surrogate:
     # -- loading -----------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, run_dir: str | os.PathLike[str], *, device: Any = None,
+    def load(cls, run_dir: str | os.PathLike[str], *, device: str | torch.device | None = None,
              batch_size: int = 16) -> Surrogate:
         """Load the selected (best) model of a training run directory.
 
@@ -160,7 +162,7 @@ class Surrogate:
         std = norm.std.detach().to("cpu", torch.float64).numpy()[..., 0]
         return std + float(norm.eps)
 
-    def relative_noise_level(self, inputs: Any) -> NDArray[np.float64]:
+    def relative_noise_level(self, inputs: SolverInput) -> NDArray[np.float64]:
         """Per-sample relative noise level ``||noise|| / ||u||`` (interior nodes) that the run's
         training noise (:attr:`noise`, paper convention) corresponds to for ``inputs``.
 
@@ -206,7 +208,7 @@ class Surrogate:
         return {"problem": self.problem, "resolution": self.resolution,
                 "batch_size": self.batch_size, "device": str(self.device)}
 
-    def reference_solver(self) -> Any:
+    def reference_solver(self) -> Solver:
         """The classical solver that produced the training labels, rebuilt from provenance.
 
         Falls back to the problem's default solver (:func:`solvers.problems.get_problem`)
@@ -226,7 +228,7 @@ class Surrogate:
         solver = solver_from_record(self.provenance, self.problem, source="run.json")
         return self.spec.make_solver() if solver is None else solver
 
-    def _inverse_solver(self) -> Any:
+    def _inverse_solver(self) -> Solver:
         """A classical inversion with the forward settings of the training data's solver."""
         from ..data.provenance import solver_from_record
 
@@ -241,12 +243,13 @@ class Surrogate:
 
     # -- the solver contract -----------------------------------------------------------------
 
-    def solve(self, inputs: Any, *, initial_guess: None = None, resample: bool = False) -> Any:
+    def solve(self, inputs: SolverInput, *, initial_guess: object = None,
+              resample: bool = False) -> SolverOutput:
         """Predict the solution for each input sample; see :meth:`solve_with_report`."""
         return self.solve_with_report(inputs, initial_guess=initial_guess, resample=resample)[0]
 
-    def solve_with_report(self, inputs: Any, *, initial_guess: None = None,
-                          resample: bool = False) -> tuple[Any, SolveReport]:
+    def solve_with_report(self, inputs: SolverInput, *, initial_guess: object = None,
+                          resample: bool = False) -> tuple[SolverOutput, SolveReport]:
         """Predict the solution for each input sample.
 
         Parameters
@@ -333,7 +336,7 @@ class Surrogate:
                              solve_time=np.full(n_s, elapsed / n_s), method=self.name)
         return self._restore(batch, pred), report
 
-    def _restore(self, batch: Any, pred: NDArray[np.float64]) -> Any:
+    def _restore(self, batch: Batch, pred: NDArray[np.float64]) -> SolverOutput:
         """The prediction in the caller's form; an output on another grid than the input (an
         inverse model's coarse grid) gets that grid's coordinates."""
         name = self.spec.output_name
@@ -347,7 +350,7 @@ class Surrogate:
             coords["sample"] = batch.template["sample"].values
         return xr.DataArray(pred[0] if batch.single else pred, dims=dims, coords=coords, name=name)
 
-    def ood_score(self, inputs: Any) -> NDArray[np.float64]:
+    def ood_score(self, inputs: SolverInput) -> NDArray[np.float64]:
         """Squared Mahalanobis distance of each input's statistics (NaN without a reference)."""
         batch = as_batch(inputs, name=self.spec.input_name, core_dims=self.spec.dims)
         if self.ood_reference is None:

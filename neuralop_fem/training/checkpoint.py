@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import torch
@@ -39,6 +39,7 @@ from .run_info import read_run_info
 __all__ = [
     "BEST_FORMAT",
     "LAST_FORMAT",
+    "EpochRow",
     "build_operator",
     "load_best",
     "load_trained",
@@ -216,6 +217,17 @@ def load_trained(
     if map_location is not None:
         operator.to(map_location)
     return operator, info
+
+
+class EpochRow(TypedDict):
+    """One finished epoch (a row of ``metrics.csv``; the ``callback`` argument of
+    :meth:`~neuralop_fem.training.Trainer.fit`). ``val_rel_l2`` is None off the main process."""
+
+    epoch: int
+    train_loss: float
+    val_rel_l2: float | None
+    lr: float
+    epoch_time_s: float
 
 
 _CSV_FIELDS = ("epoch", "train_loss", "val_rel_l2", "lr", "epoch_time_s")

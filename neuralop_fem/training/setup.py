@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import xarray as xr
+from numpy.typing import NDArray
 from torch import nn
 
 from solvers.problems import Problem, get_problem
@@ -24,6 +26,9 @@ from solvers.problems import Problem, get_problem
 from ..data.provenance import dataset_provenance
 from ..errors import ConfigError, DatasetError
 from .config import TrainConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..data.normalizer import UnitGaussianNormalizer
 
 __all__ = ["TrainingData", "build_training_data", "make_dataset", "split_indices"]
 
@@ -88,10 +93,10 @@ def make_dataset(
     data: xr.Dataset,
     config: TrainConfig,
     *,
-    indices: Any,
+    indices: Sequence[int] | NDArray[np.integer] | slice | None,
     resolution: int,
     coarse: int | None = None,
-    input_normalizer: Any = None,
+    input_normalizer: UnitGaussianNormalizer | None = None,
     noisy: bool = True,
     in_memory: bool = True,
 ) -> torch.utils.data.Dataset:

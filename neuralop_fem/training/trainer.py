@@ -21,7 +21,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from torch import nn
 from ..errors import ConfigError, RunDirectoryError
 from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
+from ..models.presets import ModelConfig
 from . import checkpoint as ck
 from . import resume as rs
 from ._env import environment_info
@@ -118,7 +119,7 @@ class Trainer:
         run_dir: str | os.PathLike[str],
         data: str | os.PathLike[str] | xr.Dataset,
         *,
-        model_config: Any,
+        model_config: ModelConfig,
         config: TrainConfig,
         preset: str | None = None,
         overwrite: bool = False,
@@ -269,7 +270,8 @@ class Trainer:
         }
         ck.save_atomic(state, self.run_dir / ck.LAST)
 
-    def run_info(self, *, status: str, results: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run_info(self, *, status: str,
+                 results: Mapping[str, float] | None = None) -> dict[str, Any]:
         """The contents of ``run.json``."""
         env = environment_info(self.device)
         d = self.data
@@ -351,7 +353,7 @@ class Trainer:
         self,
         *,
         max_epochs_this_call: int | None = None,
-        callback: Callable[[Trainer, dict[str, Any]], None] | None = None,
+        callback: Callable[[Trainer, ck.EpochRow], None] | None = None,
     ) -> dict[str, Any]:
         """Train until ``config.epochs`` (or ``max_epochs_this_call`` more epochs).
 
@@ -360,7 +362,8 @@ class Trainer:
         max_epochs_this_call : int, optional
             Stop after this many epochs (the run stays resumable).
         callback : callable, optional
-            Called as ``callback(trainer, row)`` after each epoch's checkpoint is written.
+            Called as ``callback(trainer, row)`` after each epoch's checkpoint is written
+            (``row``: :class:`~neuralop_fem.training.checkpoint.EpochRow`).
 
         Returns
         -------
@@ -404,9 +407,9 @@ class Trainer:
             self._release()
 
     def _record(self, loss: float, val: float | None, lr: float, dt: float,
-                identity: dict[str, Any]) -> dict[str, Any]:
-        row = {"epoch": self.epoch, "train_loss": loss, "val_rel_l2": val, "lr": lr,
-               "epoch_time_s": dt}
+                identity: dict[str, Any]) -> ck.EpochRow:
+        row: ck.EpochRow = {"epoch": self.epoch, "train_loss": loss, "val_rel_l2": val,
+                            "lr": lr, "epoch_time_s": dt}
         if self.ctx.is_main:
             for key in self.history:
                 self.history[key].append(row[key])
