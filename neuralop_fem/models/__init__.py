@@ -14,6 +14,7 @@ Modules: ``config`` (frozen configs), ``attention``, ``afno``, ``encoder``, ``sp
 
 from __future__ import annotations
 
+from ._grid import coarse_size
 from .afno import AFNOMixer
 from .attention import SimpleAttention, diagonal_init_
 from .config import (
@@ -34,6 +35,7 @@ from .transformer import Transformer1d, Transformer2d
 from .wrapper import NormalizedOperator
 
 __all__ = [
+    "coarse_size",
     "AFNOMixer",
     "ATTENTION_KINDS",
     "CiNNDownsampler",
