@@ -107,3 +107,13 @@ def _plain(value: Any) -> Any:
         return value.item()
     msg = f"not JSON serialisable: {type(value).__name__}"
     raise TypeError(msg)
+
+
+def footer(rec: dict[str, Any]) -> list[str]:
+    """Markdown lines that close a results file: hardware, code commit and command of ``rec``
+    (a :func:`record`)."""
+    hw = rec["hardware"]
+    gpu = f"; GPU: {hw['gpu']}" if hw.get("gpu") else "; no GPU"
+    dirty = " (uncommitted changes)" if rec["code"]["dirty"] else ""
+    return [f"Hardware: {hw['cpu']} ({hw['cores']} cores), threads {hw['threads']}{gpu}.",
+            f"Code: {rec['code']['commit']}{dirty}.", f"Command: `{rec['command']}`", ""]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import record, write_results  # noqa: E402
+from _common import footer, record, write_results  # noqa: E402
 
 from neuralop_fem.evaluation import evaluate_run  # noqa: E402
 from neuralop_fem.models import PRESETS  # noqa: E402
@@ -78,10 +78,7 @@ def markdown(result: dict[str, Any]) -> str:
         cells = [f"{row[f'{g}/direct']:.2e} / {row[f'{g}/resample']:.2e}" for g in grids]
         lines.append(f"| {name} | {row['n_parameters']:,} | " + " | ".join(cells) + " |")
     rec = result["record"]
-    lines += ["", f"Hardware: {rec['hardware']['cpu']} ({rec['hardware']['cores']} cores), "
-              f"threads {rec['hardware']['threads']}.", f"Code: {rec['code']['commit']}"
-              + (" (uncommitted changes)" if rec["code"]["dirty"] else "") + ".",
-              f"Command: `{rec['command']}`", ""]
+    lines += ["", *footer(rec)]
     return "\n".join(lines)
 
 

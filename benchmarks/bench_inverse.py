@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import record, write_results  # noqa: E402
+from _common import footer, record, write_results  # noqa: E402
 
 from neuralop_fem import Surrogate, compare, load_dataset  # noqa: E402
 from solvers.darcy_inverse import add_noise, paper_noise_to_relative  # noqa: E402
@@ -126,11 +126,7 @@ def markdown(result: dict[str, Any]) -> str:
     for key, r in result["cells"].items():
         n, eps = key.split("/")
         lines.append(_row(int(n), float(eps), r))
-    lines += ["", f"Hardware: {rec['hardware']['cpu']} ({rec['hardware']['cores']} cores), "
-              f"threads {rec['hardware']['threads']}; GPU: {rec['hardware']['gpu']}.",
-              f"Code: {rec['code']['commit']}" + (" (uncommitted changes)" if rec["code"]["dirty"]
-                                                   else "") + ".",
-              f"Command: `{rec['command']}`", ""]
+    lines += ["", *footer(rec)]
     return "\n".join(lines)
 
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import record, write_results  # noqa: E402
+from _common import footer, record, write_results  # noqa: E402
 from bench_inverse import observations  # noqa: E402
 
 from neuralop_fem import Surrogate, load_dataset  # noqa: E402
@@ -80,10 +80,7 @@ def markdown(result: dict[str, Any]) -> str:
     lines += ["", f"The surrogate alone: rel. L2 {s['rel_l2']:.4f} / {s['rel_l2_coarse']:.4f}, "
               f"misclassified {s['misclassified']:.2%}, {s['time']:.3f} s per sample.", ""]
     rec = result["record"]
-    lines += [f"Hardware: {rec['hardware']['cpu']} ({rec['hardware']['cores']} cores), threads "
-              f"{rec['hardware']['threads']}.", f"Code: {rec['code']['commit']}"
-              + (" (uncommitted changes)" if rec["code"]["dirty"] else "") + ".",
-              f"Command: `{rec['command']}`", ""]
+    lines += footer(rec)
     return "\n".join(lines)
 
 
