@@ -9,6 +9,7 @@ that name the solver and the model. Figures are written atomically.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,3 +52,11 @@ def save(fig: Figure, path: Path, *, dpi: int = 110) -> Path:
 
     plt.close(fig)
     return path
+
+
+def fit_title(text: str, fig: Figure, *, fontsize: float = 10, share: float = 1.0) -> str:
+    """``text`` broken into lines that fit ``share`` of the figure's width at ``fontsize``
+    (about 0.55 em per character); existing line breaks are kept."""
+    width = max(20, int(share * fig.get_figwidth() * 72 / (0.55 * fontsize)))
+    return "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
+

@@ -18,7 +18,7 @@ import numpy as np
 import xarray as xr
 
 from ..metrics import worse_than_zero_note
-from ..plotting import log_axis, save
+from ..plotting import fit_title, log_axis, save
 
 __all__ = ["inverse_plots", "inverse_summary_markdown"]
 
@@ -121,8 +121,9 @@ def _coefficient_panels(ds: xr.Dataset, out: Path, plt: ModuleType) -> Path:
             ax.set_title(f"{label}{sub}", fontsize=9)
         axes[row, 0].set_ylabel(f"{kind} sample {int(ds['sample'].values[i])}\ny")
     fig.colorbar(image, ax=axes, shrink=0.8, label="coefficient a (dimensionless)")
-    fig.suptitle(f"{ds.attrs.get('candidate')} and {ds.attrs.get('reference')}: coefficients "
-                 "(samples chosen by the surrogate's error)", fontsize=10)
+    fig.suptitle(fit_title(f"{ds.attrs.get('candidate')} and {ds.attrs.get('reference')}: "
+                           "coefficients (samples chosen by the surrogate's error)", fig),
+                 fontsize=10)
     return save(fig, out / "inverse_coefficients.png", dpi=100)
 
 
@@ -138,8 +139,8 @@ def _misfit_panel(ds: xr.Dataset, out: Path, plt: ModuleType) -> Path:
     log_axis(ax, "y")
     ax.set_xlabel("PDE solves per sample (observation-grid equivalents)")
     ax.set_ylabel("final relative data misfit ||F(a) - u|| / ||u||")
-    ax.set_title(f"data misfit against work: {ds.attrs.get('candidate')} vs "
-                 f"{ds.attrs.get('reference')}", fontsize=10)
+    ax.set_title(fit_title(f"data misfit against work: {ds.attrs.get('candidate')} vs "
+                           f"{ds.attrs.get('reference')}", fig), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="best", framealpha=0.9)
     return save(fig, out / "misfit_vs_solves.png")

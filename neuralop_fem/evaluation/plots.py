@@ -11,7 +11,7 @@ import xarray as xr
 
 from solvers.problems import PROBLEMS, get_problem
 
-from ..plotting import integer_axis, log_axis, save
+from ..plotting import fit_title, integer_axis, log_axis, save
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -44,8 +44,8 @@ def error_histograms(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
         ax.set_ylabel("samples (count)")
         integer_axis(ax)
         ax.legend(fontsize=8, loc="best")
-    fig.suptitle(f"errors of {cand} against {ref} ({ds.attrs.get('n_samples')} samples)",
-                 fontsize=10)
+    fig.suptitle(fit_title(f"errors of {cand} against {ref} ({ds.attrs.get('n_samples')} "
+                           "samples)", fig), fontsize=10)
     return save(fig, path)
 
 
@@ -73,7 +73,7 @@ def worst_samples(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
         for col, (ax, f) in enumerate(zip(axes[row], fields, strict=True)):
             _field_panel(fig, ax, f, col, fields[1], problem)
             ax.set_title(titles[col] + (f"\n{sample}" if col == 0 else ""), fontsize=9)
-    fig.suptitle(f"worst samples: {cand} against {ref}", fontsize=10)
+    fig.suptitle(fit_title(f"worst samples: {cand} against {ref}", fig), fontsize=10)
     return save(fig, path, dpi=100)
 
 
@@ -119,8 +119,9 @@ def accuracy_vs_cost(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
     ax.set_xlabel("wall time per sample (s)")
     ax.set_ylabel(f"relative L2 error against {ref} (dimensionless)")
     speedup = ds.attrs.get("speedup", np.nan)
-    ax.set_title(f"accuracy against cost\n{cand} vs {ref}"
-                 + (f" (speed-up {speedup:.3g}x)" if np.isfinite(speedup) else ""), fontsize=10)
+    ax.set_title(fit_title(f"accuracy against cost\n{cand} vs {ref}"
+                           + (f" (speed-up {speedup:.3g}x)" if np.isfinite(speedup) else ""), fig),
+                 fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="best", framealpha=0.9)
     return save(fig, path)
@@ -146,5 +147,5 @@ def warm_start_bars(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
         ax.set_xlabel("sample index")
         ax.set_xticks(pos[:: max(1, len(pos) // 16)], labels[:: max(1, len(pos) // 16)])
     integer_axis(axes[0])
-    fig.suptitle(f"warm start of {ref} from the prediction of {cand}", fontsize=10)
+    fig.suptitle(fit_title(f"warm start of {ref} from the prediction of {cand}", fig), fontsize=10)
     return save(fig, path)
