@@ -99,7 +99,8 @@ def inverse_summary_markdown(ds: xr.Dataset, *, title: str, notes: str = "") -> 
 def _coefficient_panels(ds: xr.Dataset, out: Path, plt: ModuleType) -> Path:
     err = ds["rel_l2"].sel(approach="surrogate").values
     order = np.argsort(err)
-    picks = [("worst", int(order[-1])), ("median", int(order[len(order) // 2]))]
+    worst, median = int(order[-1]), int(order[(len(order) - 1) // 2])
+    picks = [("worst", worst)] + ([("median", median)] if median != worst else [])
     approaches = list(ds["approach"].values)
     cols = ["truth", *approaches]
     fig, axes = plt.subplots(len(picks), len(cols), figsize=(3.3 * len(cols), 3.1 * len(picks)),
