@@ -26,7 +26,6 @@ are reused (delete them to retrain).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from _common import footer, record, write_results  # noqa: E402
 
 from neuralop_fem.evaluation import evaluate_run  # noqa: E402
 from neuralop_fem.models import PRESETS  # noqa: E402
-from neuralop_fem.training import TrainConfig, Trainer  # noqa: E402
+from neuralop_fem.training import TrainConfig, Trainer, read_run_info  # noqa: E402
 
 #: Narrow versions of the presets (same layer types and depth pattern, fewer channels).
 _NARROW: dict[str, dict[str, int]] = {
@@ -50,8 +49,7 @@ _NARROW: dict[str, dict[str, int]] = {
 
 def train(name: str, data: Path, run: Path, args: argparse.Namespace) -> None:
     """Train the narrow ``name`` model at ``args.train_grid`` unless ``run`` is finished."""
-    info = run / "run.json"
-    if info.exists() and '"status": "finished"' in info.read_text():
+    if (run / "run.json").exists() and read_run_info(run)["status"] == "finished":
         return
     model = PRESETS[name].replace(**_NARROW[name])
     cfg = TrainConfig(task="darcy", resolution=args.train_grid, epochs=args.epochs,
@@ -99,10 +97,12 @@ def main(argv: list[str] | None = None) -> int:
         train(name, args.data, run, args)
         row: dict[str, Any] = {}
         for n in args.grids:
-            for mode in ("direct", "resample"):
+            # at the training grid both ways feed the model the same data: evaluate once
+            for mode in ("direct",) if n == args.train_grid else ("direct", "resample"):
                 r = evaluate_run(run, args.data, resolution=n, transfer=mode)
                 row[f"{n}/{mode}"] = float(r["summary"]["rel_l2"]["mean"])
-        row["n_parameters"] = int(json.loads((run / "run.json").read_text())["n_parameters"])
+            row.setdefault(f"{n}/resample", row[f"{n}/direct"])
+        row["n_parameters"] = int(read_run_info(run)["n_parameters"])
         models[name] = row
         print(name, {k: f"{v:.3e}" for k, v in row.items() if k != "n_parameters"}, flush=True)
     result = {"data": str(args.data), "train_grid": args.train_grid, "grids": args.grids,

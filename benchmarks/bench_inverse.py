@@ -49,20 +49,26 @@ from solvers.problems import get_problem  # noqa: E402
 _NODES = get_problem("darcy")
 
 
-def observations(ds: Any, train: np.ndarray, test: np.ndarray, n: int, epsilon: float,
-                 seed: int) -> dict[str, np.ndarray]:
-    """Clean and noisy solutions, truth and per-sample relative noise levels on grid n."""
+def grid_data(ds: Any, train: np.ndarray, test: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """The test solutions and coefficients on grid n, and up to 256 training solutions (for
+    the noise's pointwise spread), read once per grid."""
     stride = _NODES.stride(int(ds.sizes["x"]), n)
     sel = {"x": slice(None, None, stride), "y": slice(None, None, stride)}
-    u_train = ds["u"].isel(sample=train[:256]).isel(sel).values
-    u = ds["u"].isel(sample=test).isel(sel).values
-    a = ds["a"].isel(sample=test).isel(sel).values
+    return {"u_train": ds["u"].isel(sample=train[:256]).isel(sel).values,
+            "u": ds["u"].isel(sample=test).isel(sel).values,
+            "a": ds["a"].isel(sample=test).isel(sel).values}
+
+
+def observations(grid: dict[str, np.ndarray], epsilon: float, seed: int) -> dict[str, np.ndarray]:
+    """Clean and noisy solutions, truth and per-sample relative noise levels of
+    :func:`grid_data` at noise ``epsilon`` (the paper's convention; draws from ``seed``)."""
+    u_train, u = grid["u_train"], grid["u"]
     sigma = u_train.std(axis=0) + 1e-5
     rng = np.random.default_rng(seed)
     noisy = add_noise(u, epsilon, rng=rng, std_field=sigma) if epsilon > 0 else u.copy()
     levels = (paper_noise_to_relative(epsilon, u_train, observed=u) if epsilon > 0
               else np.zeros(len(u)))
-    return {"clean": u, "noisy": noisy, "truth": a, "levels": np.atleast_1d(levels)}
+    return {"clean": u, "noisy": noisy, "truth": grid["a"], "levels": np.atleast_1d(levels)}
 
 
 def _means(ds: Any) -> dict[str, dict[str, float]]:
@@ -151,8 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     train, test = np.asarray(splits["train"]), np.asarray(splits["test"])[: args.samples]
     cells = {}
     for n in args.grids:
+        grid = grid_data(ds, train, test, n)
         for eps in args.noise:
-            obs = observations(ds, train, test, n, eps, args.seed)
+            obs = observations(grid, eps, args.seed)
             cells[f"{n}/{eps:g}"] = run_case(surrogate, solver, obs)
             r = cells[f"{n}/{eps:g}"]
             print(f"n={n} eps={eps:g}: solves {r['solve_ratio']:.2f}x, time {r['time_ratio']:.2f}x"

@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import footer, record, write_results  # noqa: E402
-from bench_inverse import observations  # noqa: E402
+from bench_inverse import grid_data, observations  # noqa: E402
 
 from neuralop_fem import Surrogate, load_dataset  # noqa: E402
 from solvers import DarcyInverseSolver  # noqa: E402
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ds = load_dataset(args.data)
     splits = surrogate.run_info["splits"]
     train, test = np.asarray(splits["train"]), np.asarray(splits["test"])[: args.samples]
-    obs = observations(ds, train, test, args.grid, args.noise, args.seed)
+    obs = observations(grid_data(ds, train, test, args.grid), args.noise, args.seed)
     t0 = time.perf_counter()
     guess = np.asarray(surrogate.solve(obs["noisy"], resample=True))
     inference = (time.perf_counter() - t0) / len(test)
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                      "stop_reasons": {str(r): int(c) for r, c in zip(reasons, counts,
                                                                      strict=True)},
                      **_errors(np.asarray(a), obs["truth"])}
-        print(name, {k: v for k, v in out[name].items()}, flush=True)
+        print(name, out[name], flush=True)
     result = {"run": str(args.run), "data": str(args.data), "grid": args.grid,
               "noise": args.noise, "samples": int(len(test)), "maxiter": args.maxiter,
               "starts": out,
