@@ -135,9 +135,19 @@ def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def group_key(entry: dict[str, Any]) -> str:
-    """Rows that differ only in the seed share this key."""
-    train = {k: v for k, v in entry["train_config"].items() if k not in ("seed", "device",
-                                                                         "num_workers")}
+    """Rows that differ only in the seed share this key.
+
+    Training settings added after a row was trained (absent from its ``train_config``) count
+    as their defaults, which is what such a run did.
+    """
+    import dataclasses
+
+    from neuralop_fem.training import TrainConfig
+
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)
+                if f.default is not dataclasses.MISSING}
+    train = {k: v for k, v in {**defaults, **entry["train_config"]}.items()
+             if k not in ("seed", "device", "num_workers")}
     return json.dumps([entry["preset"], entry["mode"], entry["data"]["checksum"],
                        entry["model_config"], train], sort_keys=True)
 

@@ -1,0 +1,57 @@
+"""Rows of benchmarks/results/reproduction.json: which rows are seeds of one recipe."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from _reproduction_record import aggregate  # noqa: E402
+
+
+def _row(seed: int, error: float, **train_changes: Any) -> dict[str, Any]:
+    from neuralop_fem.training import training_preset
+
+    train = training_preset("burgers-fno").to_dict()
+    train.update(seed=seed, **train_changes)
+    return {"key": f"burgers-fno|data|paper|preset|seed{seed}", "preset": "burgers-fno",
+            "mode": "paper", "task": "burgers", "seed": seed, "label": "",
+            "data": {"path": "/d/burgers.nc", "checksum": "sha256:ab"},
+            "model_config": {"modes": 16}, "train_config": train, "n_parameters": 10,
+            "train_wall_time_s": 3600.0, "device": "cpu",
+            "errors": {"512": {"rel_l2": {"mean": error}, "rel_h1": {"mean": 10 * error},
+                               "zero_shot": False}}}
+
+
+def test_seeds_of_one_recipe_are_one_group_with_mean_and_spread() -> None:
+    (group,) = aggregate([_row(1, 3.0e-3), _row(2, 5.0e-3)])
+    assert group["seeds"] == [1, 2]
+    e = group["errors"]["512"]
+    assert e["mean"] == pytest.approx(4.0e-3)
+    assert e["std"] == pytest.approx(1.4142135e-3)
+    assert (e["min"], e["max"]) == (3.0e-3, 5.0e-3)
+
+
+def test_a_row_lacking_a_later_training_setting_counts_it_as_its_default() -> None:
+    old = _row(1, 3.0e-3)
+    del old["train_config"]["target_normalizer"]  # rows trained before the setting existed
+    groups = aggregate([old, _row(2, 5.0e-3)])
+    assert len(groups) == 1
+    assert groups[0]["seeds"] == [1, 2]
+
+
+@pytest.mark.parametrize("change", [{"target_normalizer": "global"}, {"gamma": 0.5},
+                                    {"epochs": 200}])
+def test_rows_that_differ_in_a_setting_are_not_pooled(change: dict[str, Any]) -> None:
+    groups = aggregate([_row(1, 3.0e-3), _row(2, 5.0e-3, **change)])
+    assert len(groups) == 2
+
+
+def test_rows_on_different_data_are_not_pooled() -> None:
+    other = _row(2, 5.0e-3)
+    other["data"] = copy.deepcopy(other["data"]) | {"checksum": "sha256:cd"}
+    assert len(aggregate([_row(1, 3.0e-3), other])) == 2
