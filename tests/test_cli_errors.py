@@ -152,6 +152,8 @@ CASES = [
           "16 samples"),
     _case("cmp-data-corrupted-chunk", "compare {run} --data {corrupt} --out {tmp}/c "
           "--indices all --max-samples 2", "{corrupt}", "`u0`"),
+    _case("cmp-snap-forward-run", f"{CMP} --out {{tmp}}/c --snap-warm-start",
+          "--snap-warm-start", "inverse runs only"),
     _case("cmp-run-missing", "compare {tmp}/norun --data {b} --out {tmp}/c", "RUN_DIR"),
     _case("cmp-linear-solver-unknown", f"{CMP} --out {{tmp}}/c --linear-solver magic",
           "--linear-solver", "'magic'"),

@@ -111,6 +111,8 @@ def test_noise_level_is_refused_for_forward_problems(coefficients):
     solver = DarcyFDSolver()
     with pytest.raises(InputError, match="`noise_level` applies to inverse problems only"):
         compare(solver, solver, coefficients[:1], noise_level=0.01)
+    with pytest.raises(InputError, match="`warm_phases` applies to inverse problems only"):
+        compare(solver, solver, coefficients[:1], warm_phases=(3.0, 12.0))
 
 
 def test_a_candidate_worse_than_zero_is_called_out_in_the_report(coefficients, tmp_path):

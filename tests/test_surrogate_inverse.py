@@ -10,7 +10,7 @@ import xarray as xr
 
 from neuralop_fem import Surrogate
 from neuralop_fem.data import generate, load_dataset
-from neuralop_fem.errors import ShapeError
+from neuralop_fem.errors import InputError, ShapeError
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.models import PRESETS
 from neuralop_fem.surrogate import OODWarning
@@ -169,6 +169,36 @@ def test_compare_on_the_inverse_problem_reports_three_answers_against_the_truth(
             <= out["pde_solves"].sel(approach="classical").values).all()
 
 
+def test_warm_start_snapped_to_two_phases(inverse_run):
+    from neuralop_fem import compare
+
+    run, data, _ = inverse_run
+    sur = Surrogate.load(run)
+    ds = load_dataset(data)
+    test = sur.run_info["splits"]["test"][:2]
+    u, truth = ds["u"].values[test], ds["a"].values[test]
+    solver = sur.reference_solver()
+    out = compare(solver, sur, u, reference_solution=truth, warm_start=True,
+                  warm_phases=(3.0, 12.0), keep_fields=True)
+    assert out.attrs["warm_phases"] == "3 / 12"
+    # the warm start is the inversion from the surrogate's answer snapped at the midpoint 7.5
+    fine = out["coefficient"].sel(approach="surrogate").values
+    start = np.where(fine > 7.5, 12.0, 3.0)
+    want = solver.solve(u, initial_guess=start, noise_level=sur.relative_noise_level(u))
+    np.testing.assert_allclose(out["coefficient"].sel(approach="warm_started").values, want)
+    assert not np.allclose(start, fine)  # the snap changed the start
+    plain = compare(solver, sur, u, reference_solution=truth, warm_start=True)
+    assert plain.attrs["warm_phases"] == "none"
+    for bad, match in (((12.0, 3.0), "0 < low < high"), ((3.0,), "0 < low < high"),
+                       ((0.0, 3.0), "0 < low < high"), (("3", 12.0), "0 < low < high")):
+        with pytest.raises(InputError, match=match):
+            compare(solver, sur, u, reference_solution=truth, warm_start=True, warm_phases=bad)
+    from neuralop_fem.evaluation.inverse_comparison import compare_inverse
+
+    with pytest.raises(InputError, match="`threshold` must lie between"):
+        compare_inverse(solver, sur, u, truth=truth, warm_phases=(3.0, 12.0), threshold=20.0)
+
+
 def test_evaluate_and_compare_commands_accept_inverse_runs(inverse_run, tmp_path, capsys):
     from neuralop_fem.cli import main
 
@@ -184,6 +214,11 @@ def test_evaluate_and_compare_commands_accept_inverse_runs(inverse_run, tmp_path
     text = (out / "summary.md").read_text()
     assert "classical inversion" in text
     assert "Warm start:" in text
+    snapped = tmp_path / "report-snapped"
+    assert main(["compare", str(run), "--data", str(data), "--out", str(snapped),
+                 "--max-samples", "2", "--snap-warm-start"]) == 0
+    assert "Warm start (from the surrogate snapped to 3 / 12):" in (
+        snapped / "summary.md").read_text()
     saved = xr.open_dataset(out / "comparison.nc")
     assert saved.sizes["approach"] == 3
     assert saved.sizes["sample"] == 2

@@ -58,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    metavar="N", help="compare at most N >= 1 samples (default 64)")
     p.add_argument("--no-warm-start", dest="warm_start", action="store_false",
                    help="Darcy: skip the warm-start measurement")
+    p.add_argument("--snap-warm-start", dest="snap_warm_start", action="store_true",
+                   help="inverse runs: warm-start the inversion from the surrogate's coefficient "
+                        "snapped to the two phase values the dataset records")
     p.add_argument("--device", type=device, default=None,
                    help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")
 
@@ -85,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         result = compare_run(
             args.run_dir, data=args.data, out=args.out, indices=args.indices, solver=args.solver,
             linear_solver=args.linear_solver, max_samples=args.max_samples,
-            warm_start=args.warm_start, device=args.device,
+            warm_start=args.warm_start, snap_warm_start=args.snap_warm_start, device=args.device,
         )
     logging.getLogger("neuralop_fem").info("report written to %s", args.out)
     print(result["text"], end="")

@@ -139,7 +139,8 @@ def _solutions(reference: SupportsSolve, candidate: SupportsSolve, values: NDArr
 
 def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverInput, *,
             reference_solution: SolverInput | None = None, warm_start: bool = False,
-            keep_fields: bool = False, noise_level: ArrayLike | None = None) -> xr.Dataset:
+            keep_fields: bool = False, noise_level: ArrayLike | None = None,
+            warm_phases: tuple[float, float] | None = None) -> xr.Dataset:
     """Per-sample errors and timings of ``candidate`` against ``reference`` on ``inputs``.
 
     Parameters
@@ -164,6 +165,10 @@ def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverIn
         Inverse problems only: the observations' relative noise level for the inversion's
         discrepancy principle; default: the candidate's training noise converted to the
         inputs (``Surrogate.relative_noise_level``). An error for forward problems.
+    warm_phases : (low, high), optional
+        Inverse problems only: start the warm-started inversion from the candidate's
+        coefficient snapped to these two phase values (at 7.5 for the benchmark's
+        ``(3.0, 12.0)``: the midpoint ``(low + high) / 2``). An error for forward problems.
 
     For an inverse problem (both sides declare ``problem = "darcy-inverse"``, e.g.
     ``DarcyInverseSolver()`` and an inverse surrogate) the comparison is against the truth:
@@ -196,11 +201,12 @@ def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverIn
 
         return compare_inverse(reference, candidate, inputs, truth=reference_solution,
                                warm_start=warm_start, keep_fields=keep_fields,
-                               noise_level=noise_level)
-    if noise_level is not None:
-        msg = (f"`noise_level` applies to inverse problems only; got {noise_level!r} for the "
-               f"{problem.name} problem.")
-        raise InputError(msg)
+                               noise_level=noise_level, warm_phases=warm_phases)
+    for name, value in (("noise_level", noise_level), ("warm_phases", warm_phases)):
+        if value is not None:
+            msg = (f"`{name}` applies to inverse problems only; got {value!r} for the "
+                   f"{problem.name} problem.")
+            raise InputError(msg)
     batch = as_batch(inputs, name=problem.input_name, core_dims=problem.dims)
     values = batch.values
     known = None if reference_solution is None else _reference_values(reference_solution, batch,

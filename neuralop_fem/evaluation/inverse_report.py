@@ -60,8 +60,11 @@ def _verdict(ds: xr.Dataset) -> list[str]:
                f"from its coarse grid) vs {c_f:.3e} (inversion).")
     if "warm_started" in approaches:
         w_f = _mean(ds, "rel_l2", "warm_started")
-        out.append(f"- Warm start: {ds.attrs.get('solve_ratio', float('nan')):.2f}x fewer PDE "
-                   f"solves and {ds.attrs.get('time_ratio', float('nan')):.2f}x less wall time "
+        phases = ds.attrs.get("warm_phases", "none")
+        start = "" if phases == "none" else f" (from the surrogate snapped to {phases})"
+        out.append(f"- Warm start{start}: {ds.attrs.get('solve_ratio', float('nan')):.2f}x "
+                   f"fewer PDE solves and {ds.attrs.get('time_ratio', float('nan')):.2f}x less "
+                   f"wall time "
                    f"(inference included) than the default start; its error {w_f:.3e} vs "
                    f"{c_f:.3e}.")
     return out

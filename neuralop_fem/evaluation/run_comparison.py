@@ -60,10 +60,26 @@ def reference_solver(name: str, surrogate: Surrogate, *,
     return solver
 
 
+def _phase_values(ds: Any, data: str | os.PathLike[str]) -> tuple[float, float]:
+    """The two phase values a Darcy dataset records, else an InputError naming the file."""
+    from ..data.provenance import generation_settings
+
+    record = generation_settings(ds.attrs, source=os.fspath(data)) or {}
+    settings = record.get("settings", {})
+    low, high = settings.get("contrast_low"), settings.get("contrast_high")
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (low, high)):
+        msg = (f"`snap_warm_start` (--snap-warm-start) needs the two phase values of the "
+               f"coefficient; {os.fspath(data)} does not record them (contrast_low / "
+               f"contrast_high of `neuralop-fem generate darcy`).")
+        raise InputError(msg)
+    return float(low), float(high)
+
+
 def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str],
                 out: str | os.PathLike[str], indices: str | Iterable[int] = "test",
                 solver: str = "auto", linear_solver: str | None = None,
                 max_samples: int | None = 64, warm_start: bool = True,
+                snap_warm_start: bool = False,
                 device: str | torch.device | None = None) -> dict[str, Any]:
     """Load the run, select samples of ``data``, compare, and write the report into ``out``.
 
@@ -71,7 +87,9 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     training); the stored solutions are not used, both sides solve. For an inverse run the
     observations are the dataset's solutions with the run's training noise (the same fixed
     draws as its evaluation) and the true coefficient is the dataset's, on the same grid; the
-    reference is the classical inversion, also warm-started from the surrogate.
+    reference is the classical inversion, also warm-started from the surrogate; with
+    ``snap_warm_start`` from the surrogate's coefficient snapped to the two phase values the
+    dataset records (``contrast_low`` / ``contrast_high`` of ``generate``).
 
     Returns
     -------
@@ -100,10 +118,16 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     stride = problem.stride(n_file, sur.resolution)
     sel = {dim: slice(None, None, stride) for dim in problem.dims}
     reference = reference_solver(solver, sur, linear_solver=linear_solver)
+    if snap_warm_start and not problem.inverse:
+        msg = (f"`snap_warm_start` (--snap-warm-start) applies to inverse runs only; got a "
+               f"{sur.problem} run "
+               f"({os.fspath(run_dir)}).")
+        raise InputError(msg)
     if problem.inverse:
+        phases = _phase_values(ds, data) if snap_warm_start else None
         inputs, truth = _inverse_observations(sur, ds, idx)
         result = compare(reference, sur, inputs, reference_solution=truth,
-                         warm_start=warm_start, keep_fields=True)
+                         warm_start=warm_start, keep_fields=True, warm_phases=phases)
     else:
         with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
             inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
