@@ -23,7 +23,8 @@ and the warm start's ratios against the default start.
 Run::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_inverse.py \\
-        --run RUN_DIR --data darcy_n421.nc [--samples 8] [--grids 85 141] [--noise 0 0.01 0.1]
+        --run RUN_DIR --data darcy_n421.nc [--samples 8] [--grids 85 141] [--noise 0 0.01 0.1] \\
+        [--warm-phases 3 12] [--tag T]
 
 Writes ``benchmarks/results/inverse.{json,md}`` (``--tag T``: ``inverse_T.*``).
 """
@@ -81,11 +82,12 @@ def _means(ds: Any) -> dict[str, dict[str, float]]:
     return out
 
 
-def run_case(surrogate: Surrogate, solver: Any, obs: dict[str, np.ndarray]) -> dict[str, Any]:
+def run_case(surrogate: Surrogate, solver: Any, obs: dict[str, np.ndarray],
+             warm_phases: tuple[float, float] | None = None) -> dict[str, Any]:
     """One (grid, noise) cell: the comparison, its means, ratios and per-sample arrays."""
     t0 = time.perf_counter()
     ds = compare(solver, surrogate, obs["noisy"], reference_solution=obs["truth"],
-                 warm_start=True, noise_level=obs["levels"])
+                 warm_start=True, noise_level=obs["levels"], warm_phases=warm_phases)
     means = _means(ds)
     cl, warm = means["classical"], means["warm_started"]
     return {
@@ -126,6 +128,10 @@ def markdown(result: dict[str, Any]) -> str:
         "data misfit / PDE solves (observation-grid equivalents) / seconds per sample (incl. "
         "inference). Last column: the warm start's saving in PDE solves and wall time against "
         "the default start.", "",
+        "Warm start: " + ("the surrogate's coefficient as it is." if not result.get("warm_phases")
+                          else "the surrogate's coefficient snapped to the phases "
+                               f"{result['warm_phases'][0]:g} / {result['warm_phases'][1]:g} "
+                               "(`compare(..., warm_phases=...)`)."), "",
         "| n | epsilon | surrogate alone | classical inversion | warm-started inversion | "
         "saving |", "|---|---|---|---|---|---|",
     ]
@@ -147,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--maxiter", type=int, default=100,
                    help="observation-grid iterations of the inversion (default 100, so that "
                         "both starts reach the stopping rule)")
+    p.add_argument("--warm-phases", dest="warm_phases", type=float, nargs=2, default=None,
+                   metavar=("LOW", "HIGH"),
+                   help="start the warm-started inversion from the surrogate's answer snapped "
+                        "to these two phase values (the benchmark's: 3 12)")
     p.add_argument("--tag", default="", help="results file suffix")
     p.add_argument("--note", default="", help="how the run was trained (for the report)")
     args = p.parse_args(argv)
@@ -155,19 +165,21 @@ def main(argv: list[str] | None = None) -> int:
     ds = load_dataset(args.data)
     splits = surrogate.run_info["splits"]
     train, test = np.asarray(splits["train"]), np.asarray(splits["test"])[: args.samples]
+    phases = None if args.warm_phases is None else (args.warm_phases[0], args.warm_phases[1])
     cells = {}
     for n in args.grids:
         grid = grid_data(ds, train, test, n)
         for eps in args.noise:
             obs = observations(grid, eps, args.seed)
-            cells[f"{n}/{eps:g}"] = run_case(surrogate, solver, obs)
+            cells[f"{n}/{eps:g}"] = run_case(surrogate, solver, obs, phases)
             r = cells[f"{n}/{eps:g}"]
             print(f"n={n} eps={eps:g}: solves {r['solve_ratio']:.2f}x, time {r['time_ratio']:.2f}x"
                   f" ({r['wall_s']:.0f} s)", flush=True)
     result = {"run": str(args.run), "run_note": args.note or surrogate.name,
               "data": str(args.data), "samples": int(len(test)), "grids": args.grids,
               "noise": args.noise, "cells": cells, "record": record(),
-              "test_indices": test.tolist(), "solver": solver.config}
+              "test_indices": test.tolist(), "solver": solver.config,
+              "warm_phases": None if phases is None else list(phases)}
     stem = "inverse" + (f"_{args.tag}" if args.tag else "")
     js, md = write_results(stem, result, markdown(result))
     print(f"wrote {js} and {md}")
