@@ -30,9 +30,10 @@ observation grid and pooled by 4, misclassified nodes) and the stop reasons.
 Run::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/inverse_warm_variants.py \\
-        --run RUN_DIR --data darcy_n421.nc [--grid 141] [--noise 0.01] [--samples 8]
+        --run RUN_DIR --data darcy_n421.nc [--grid 141] [--noise 0.01] [--samples 8] [--tag T]
 
-Writes ``benchmarks/results/inverse_warm_variants.{json,md}``.
+Writes ``benchmarks/results/inverse_warm_variants.{json,md}`` (``--tag T``:
+``inverse_warm_variants_T.*``).
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
     p.add_argument("--maxiter", type=int, default=100,
                    help="observation-grid iterations (default 100: every start reaches the rule)")
+    p.add_argument("--tag", default="", help="results file suffix")
     args = p.parse_args(argv)
     surrogate = Surrogate.load(args.run, device="cpu")
     ds = load_dataset(args.data)
@@ -159,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
               "starts": out,
               "surrogate_alone": {**_errors(guess, obs["truth"]), "time": inference},
               "record": record()}
-    js, md = write_results("inverse_warm_variants", result, markdown(result))
+    stem = "inverse_warm_variants" + (f"_{args.tag}" if args.tag else "")
+    js, md = write_results(stem, result, markdown(result))
     print(f"wrote {js} and {md}")
     return 0
 
