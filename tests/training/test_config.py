@@ -63,6 +63,15 @@ def test_presets_follow_the_paper():
         "darcy-inverse", 0.0, 141, 0.01)
 
 
+def test_the_long_recipe_changes_only_its_training_settings():
+    paper, long = training_preset("burgers-galerkin"), training_preset("burgers-galerkin-long")
+    assert PRESETS["burgers-galerkin-long"] == PRESETS["burgers-galerkin"]  # same architecture
+    changed = {k for k, v in long.to_dict().items() if paper.to_dict()[k] != v}
+    assert changed == {"epochs", "lr_max", "gamma"}
+    assert (long.epochs, long.lr_max, long.gamma) == (200, 5e-4, 0.5)
+    assert (paper.epochs, paper.lr_max, paper.gamma) == (100, 1e-3, 0.1)  # the paper's, untouched
+
+
 def test_unknown_preset_lists_names():
     match = "Unknown preset 'burgers-gt'. Available: 'burgers-galerkin'"
     with pytest.raises(ConfigError, match=match):
