@@ -54,6 +54,7 @@ PRESETS: dict[str, ModelConfig] = {
     ),
     "burgers-afno": _BURGERS.replace(attention="afno"),
     "burgers-fno": FNO1dConfig(),
+    "burgers-fno-long": FNO1dConfig(),  # the baseline with the long recipe (training/config.py)
     # §5.2 Darcy forward. Table 7: GT 0.1/0.05/0.05/0/0; FT 0.1/0.1/0.05/0/0, eta = 1e-3.
     "darcy-galerkin": _DARCY.replace(
         attention="galerkin", encoder_dropout=0.1, ffn_dropout=0.05, downsampler_dropout=0.05

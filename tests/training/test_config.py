@@ -63,9 +63,10 @@ def test_presets_follow_the_paper():
         "darcy-inverse", 0.0, 141, 0.01)
 
 
-def test_the_long_recipe_changes_only_its_training_settings():
-    paper, long = training_preset("burgers-galerkin"), training_preset("burgers-galerkin-long")
-    assert PRESETS["burgers-galerkin-long"] == PRESETS["burgers-galerkin"]  # same architecture
+@pytest.mark.parametrize("base", ["burgers-galerkin", "burgers-fno"])
+def test_the_long_recipe_changes_only_its_training_settings(base):
+    paper, long = training_preset(base), training_preset(f"{base}-long")
+    assert PRESETS[f"{base}-long"] == PRESETS[base]  # same architecture
     changed = {k for k, v in long.to_dict().items() if paper.to_dict()[k] != v}
     assert changed == {"epochs", "lr_max", "gamma"}
     assert (long.epochs, long.lr_max, long.gamma) == (200, 5e-4, 0.5)
