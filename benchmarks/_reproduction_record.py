@@ -140,13 +140,9 @@ def group_key(entry: dict[str, Any]) -> str:
     Training settings added after a row was trained (absent from its ``train_config``) count
     as their defaults, which is what such a run did.
     """
-    import dataclasses
-
     from neuralop_fem.training import TrainConfig
 
-    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)
-                if f.default is not dataclasses.MISSING}
-    train = {k: v for k, v in {**defaults, **entry["train_config"]}.items()
+    train = {k: v for k, v in {**TrainConfig().to_dict(), **entry["train_config"]}.items()
              if k not in ("seed", "device", "num_workers")}
     return json.dumps([entry["preset"], entry["mode"], entry["data"]["checksum"],
                        entry["model_config"], train], sort_keys=True)

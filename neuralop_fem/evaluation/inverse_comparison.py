@@ -35,7 +35,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from solvers.contract import SolverInput, SupportsSolve, as_batch
 from solvers.darcy_inverse import coefficient_errors, pool_coefficient
+from solvers.grf import threshold as threshold_phases
 
+from ..config_base import positive_float
 from ..errors import InputError, ShapeError
 from ..surrogate.resample import resample_nodes
 
@@ -164,7 +166,7 @@ def _phases(warm_phases: Any, threshold: float | None) -> tuple[tuple[float, flo
     """Validated ``(low, high)`` phase values of a snapped warm start (or None) and the
     threshold (None: their midpoint, or 7.5 without phases)."""
     if warm_phases is None:
-        return None, 7.5 if threshold is None else _threshold(threshold)
+        return None, 7.5 if threshold is None else positive_float(threshold, "threshold")
     ok = isinstance(warm_phases, tuple | list) and len(warm_phases) == 2 and all(
         not isinstance(v, bool) and isinstance(v, int | float) and np.isfinite(v)
         for v in warm_phases)
@@ -173,20 +175,13 @@ def _phases(warm_phases: Any, threshold: float | None) -> tuple[tuple[float, flo
                f"0 < low < high; got {warm_phases!r}.")
         raise InputError(msg)
     low, high = float(warm_phases[0]), float(warm_phases[1])
-    threshold = 0.5 * (low + high) if threshold is None else _threshold(threshold)
+    threshold = 0.5 * (low + high) if threshold is None else positive_float(threshold,
+                                                                             "threshold")
     if not low < threshold < high:
         msg = (f"`threshold` must lie between the `warm_phases` {(low, high)} to snap at it; "
                f"got {threshold!r}.")
         raise InputError(msg)
     return (low, high), threshold
-
-
-def _threshold(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) \
-            or value <= 0:
-        msg = f"`threshold` must be a finite number > 0; got {value!r}."
-        raise InputError(msg)
-    return float(value)
 
 
 def compare_inverse(reference: DarcyInverseSolver, candidate: SupportsSolve, inputs: SolverInput,
@@ -253,7 +248,8 @@ def compare_inverse(reference: DarcyInverseSolver, candidate: SupportsSolve, inp
     }
     fields = {"surrogate": fine}
     stops = {}
-    start = fine if phases is None else np.where(fine > threshold, phases[1], phases[0])
+    start = fine if phases is None else threshold_phases(fine - threshold, low=phases[0],
+                                                         high=phases[1])
     runs = [("classical", None)] + ([("warm_started", _guess(start, reference))] if warm_start
                                     else [])
     for method, guess in runs:

@@ -64,9 +64,8 @@ def _verdict(ds: xr.Dataset) -> list[str]:
         start = "" if phases == "none" else f" (from the surrogate snapped to {phases})"
         out.append(f"- Warm start{start}: {ds.attrs.get('solve_ratio', float('nan')):.2f}x "
                    f"fewer PDE solves and {ds.attrs.get('time_ratio', float('nan')):.2f}x less "
-                   f"wall time "
-                   f"(inference included) than the default start; its error {w_f:.3e} vs "
-                   f"{c_f:.3e}.")
+                   f"wall time (inference included) than the default start; its error "
+                   f"{w_f:.3e} vs {c_f:.3e}.")
     return out
 
 

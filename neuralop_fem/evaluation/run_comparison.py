@@ -104,8 +104,12 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
         msg = f"`max_samples` must be None or an integer >= 1; got {max_samples!r}."
         raise InputError(msg)
     sur = Surrogate.load(run_dir, device=device)
-    ds = load_dataset(data)
     problem = get_problem(sur.problem)
+    if snap_warm_start and not problem.inverse:
+        msg = (f"`snap_warm_start` (--snap-warm-start) applies to inverse runs only; got a "
+               f"{sur.problem} run ({os.fspath(run_dir)}).")
+        raise InputError(msg)
+    ds = load_dataset(data)
     if ds.attrs.get("problem") != problem.data_problem:
         msg = (f"`data` must be a {problem.data_problem} dataset like the run's training data; "
                f"got a {ds.attrs.get('problem')} dataset ({os.fspath(data)}).")
@@ -118,11 +122,6 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     stride = problem.stride(n_file, sur.resolution)
     sel = {dim: slice(None, None, stride) for dim in problem.dims}
     reference = reference_solver(solver, sur, linear_solver=linear_solver)
-    if snap_warm_start and not problem.inverse:
-        msg = (f"`snap_warm_start` (--snap-warm-start) applies to inverse runs only; got a "
-               f"{sur.problem} run "
-               f"({os.fspath(run_dir)}).")
-        raise InputError(msg)
     if problem.inverse:
         phases = _phase_values(ds, data) if snap_warm_start else None
         inputs, truth = _inverse_observations(sur, ds, idx)
