@@ -13,6 +13,7 @@ import platform
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +118,44 @@ def footer(rec: dict[str, Any]) -> list[str]:
     dirty = " (uncommitted changes)" if rec["code"]["dirty"] else ""
     return [f"Hardware: {hw['cpu']} ({hw['cores']} cores), threads {hw['threads']}{gpu}.",
             f"Code: {rec['code']['commit']}{dirty}.", f"Command: `{rec['command']}`", ""]
+
+
+def count(minimum: int = 1) -> Callable[[str], int]:
+    """An argparse type for a count or a size: a decimal integer ``>= minimum``.
+
+    The rule and message of the ``neuralop-fem`` options, so ``--samples 0`` stops before any
+    work (and before a results file is rewritten) with ``argument --samples: must be an
+    integer >= 1; got '0'``.
+    """
+    from neuralop_fem.commands._options import int_range
+
+    return int_range(minimum)
+
+
+def run_script(main: Callable[[list[str]], int | None], argv: list[str] | None = None) -> int:
+    """Run a benchmark's ``main(argv)`` the way the ``neuralop-fem`` command line runs a command.
+
+    A bad input (:class:`~neuralop_fem.errors.NeuralopFemError`), an :class:`OSError` or a
+    :class:`MemoryError` ends the script with one line on stderr, ``<script>: error: ...``, and
+    exit status 2; any other exception is reported as an internal error (status 1); Ctrl-C
+    gives status 130. ``--debug`` anywhere in ``argv`` shows the traceback instead.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    name = Path(sys.argv[0]).name or "benchmark"
+    try:
+        return int(main(argv) or 0)
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        sys.stderr.write(f"{name}: interrupted\n")
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        from neuralop_fem.cli import error_message
+
+        message, status = error_message(exc)
+        sys.stderr.write(f"{name}: {message}\n")
+        return status

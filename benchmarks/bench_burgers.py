@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -25,6 +26,9 @@ from solvers import _burgers_spectral
 from solvers.burgers import BurgersSpectralSolver
 from solvers.exact import burgers_exact
 from solvers.grf import PeriodicGRF
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run_script  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -139,4 +143,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(run_script(main))

@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -37,6 +38,9 @@ from solvers import _darcy_linear
 from solvers._darcy_fd import assemble_fd
 from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
 from solvers.grf import NeumannGRF, threshold
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run_script  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -228,4 +232,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(run_script(main))

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import footer, record, write_results  # noqa: E402
+from _common import count, footer, record, run_script, write_results  # noqa: E402
 
 from neuralop_fem.evaluation import evaluate_run  # noqa: E402
 from neuralop_fem.models import PRESETS  # noqa: E402
@@ -84,12 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, required=True, help="Darcy dataset (e.g. 421 grid)")
     p.add_argument("--runs", type=Path, required=True, help="directory for the three runs")
-    p.add_argument("--train-grid", type=int, default=43)
-    p.add_argument("--grids", type=int, nargs="+", default=[43, 85, 141, 211])
-    p.add_argument("--n-train", type=int, default=256)
-    p.add_argument("--n-eval", type=int, default=32, help="validation and test samples each")
-    p.add_argument("--epochs", type=int, default=40)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--train-grid", type=count(3), default=43)
+    p.add_argument("--grids", type=count(3), nargs="+", default=[43, 85, 141, 211])
+    p.add_argument("--n-train", type=count(), default=256)
+    p.add_argument("--n-eval", type=count(), default=32, help="validation and test samples each")
+    p.add_argument("--epochs", type=count(), default=40)
+    p.add_argument("--seed", type=count(0), default=1)
     args = p.parse_args(argv)
     models: dict[str, dict[str, Any]] = {}
     for name in _NARROW:
@@ -114,4 +114,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

@@ -29,6 +29,9 @@ from neuralop_fem.data.generation import DEFAULT_CHUNK_SIZE, config_class, gener
 from neuralop_fem.data.generation.executors import solve_chunk
 from neuralop_fem.data.generation.store import chunk_bounds
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import count, run_script  # noqa: E402
+
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -86,8 +89,8 @@ def measure(problem: str, n: int, resolution: int, repeats: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run at small resolutions")
-    parser.add_argument("--samples", type=int, default=None, help="samples per measurement")
-    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--samples", type=count(), default=None, help="samples per measurement")
+    parser.add_argument("--repeats", type=count(), default=None)
     args = parser.parse_args(argv)
     if args.quick:
         plan = [("burgers", 256, args.samples or 16), ("darcy", 33, args.samples or 8)]
@@ -135,4 +138,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

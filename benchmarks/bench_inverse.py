@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import footer, record, write_results  # noqa: E402
+from _common import count, footer, record, run_script, write_results  # noqa: E402
 
 from neuralop_fem import Surrogate, compare, load_dataset  # noqa: E402
 from solvers.darcy_inverse import add_noise, paper_noise_to_relative  # noqa: E402
@@ -146,11 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run", type=Path, required=True, help="darcy-inverse run directory")
     p.add_argument("--data", type=Path, required=True, help="its Darcy dataset (421 grid)")
-    p.add_argument("--samples", type=int, default=8, help="test samples per cell (default 8)")
-    p.add_argument("--grids", type=int, nargs="+", default=[85, 141])
+    p.add_argument("--samples", type=count(), default=8, help="test samples per cell (default 8)")
+    p.add_argument("--grids", type=count(3), nargs="+", default=[85, 141])
     p.add_argument("--noise", type=float, nargs="+", default=[0.0, 0.01, 0.1])
-    p.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
-    p.add_argument("--maxiter", type=int, default=100,
+    p.add_argument("--seed", type=count(0), default=0, help="noise seed (default 0)")
+    p.add_argument("--maxiter", type=count(), default=100,
                    help="observation-grid iterations of the inversion (default 100, so that "
                         "both starts reach the stopping rule)")
     p.add_argument("--warm-phases", dest="warm_phases", type=float, nargs=2, default=None,
@@ -187,4 +187,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

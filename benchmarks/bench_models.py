@@ -41,6 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run_script  # noqa: E402
+
 RESULTS = Path(__file__).parent / "results"
 
 # PAPER_SPEC §9: reference code, torch 2.13 CPU, 2-vCPU shared box, 1 thread.
@@ -435,4 +438,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(run_script(main))

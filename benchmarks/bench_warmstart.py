@@ -48,6 +48,9 @@ from neuralop_fem.surrogate.warmstart import VARIANTS, measure_warm_start
 from solvers.darcy import DarcyFDSolver
 from solvers.grf import NeumannGRF, threshold
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import count, run_script  # noqa: E402
+
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -105,9 +108,9 @@ def _coarse(a: np.ndarray) -> np.ndarray:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run (n=85, 2 samples)")
-    parser.add_argument("--samples", type=int, default=3)
+    parser.add_argument("--samples", type=count(), default=3)
     parser.add_argument("--run", type=Path, default=None, help="a trained Darcy run directory")
-    parser.add_argument("--resolution", type=int, action="append", default=None,
+    parser.add_argument("--resolution", type=count(3), action="append", default=None,
                         help="grid size (repeatable; default 85, 141, 211)")
     parser.add_argument("--predictions", choices=("all", "surrogate"), default="all",
                         help="'surrogate': only the trained run's predictions (needs --run)")
@@ -204,4 +207,4 @@ def _markdown(result: dict) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -40,6 +41,9 @@ from solvers.darcy_inverse import (
     paper_noise_to_relative,
     pool_coefficient,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import count, run_script  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 GRIDS = {85: 5, 141: 3}  # n -> stride from 421
@@ -124,12 +128,12 @@ def markdown(rows: list[dict[str, object]], meta: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--train", type=int, default=48)
-    parser.add_argument("--test", type=int, default=8)
-    parser.add_argument("--seed", type=int, default=2024)
-    args = parser.parse_args()
+    parser.add_argument("--train", type=count(), default=48)
+    parser.add_argument("--test", type=count(), default=8)
+    parser.add_argument("--seed", type=count(0), default=2024)
+    args = parser.parse_args(argv)
     t0 = time.perf_counter()
     data = benchmark_data(args.train, args.test, args.seed)
     rows = []
@@ -150,7 +154,8 @@ def main() -> None:
     payload = json.dumps({"meta": meta, "rows": rows}, indent=1)
     (RESULTS / "inverse_defaults.json").write_text(payload)
     (RESULTS / "inverse_defaults.md").write_text(markdown(rows, meta))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_script(main))

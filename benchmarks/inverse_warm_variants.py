@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import footer, record, write_results  # noqa: E402
+from _common import count, footer, record, run_script, write_results  # noqa: E402
 from bench_inverse import grid_data, observations  # noqa: E402
 
 from neuralop_fem import Surrogate, load_dataset  # noqa: E402
@@ -127,11 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run", type=Path, required=True, help="darcy-inverse run directory")
     p.add_argument("--data", type=Path, required=True, help="its Darcy dataset (421 grid)")
-    p.add_argument("--grid", type=int, default=141)
+    p.add_argument("--grid", type=count(3), default=141)
     p.add_argument("--noise", type=float, default=0.01)
-    p.add_argument("--samples", type=int, default=8)
-    p.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
-    p.add_argument("--maxiter", type=int, default=100,
+    p.add_argument("--samples", type=count(), default=8)
+    p.add_argument("--seed", type=count(0), default=0, help="noise seed (default 0)")
+    p.add_argument("--maxiter", type=count(), default=100,
                    help="observation-grid iterations (default 100: every start reaches the rule)")
     p.add_argument("--tag", default="", help="results file suffix")
     args = p.parse_args(argv)
@@ -169,4 +169,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

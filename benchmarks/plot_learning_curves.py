@@ -23,6 +23,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from neuralop_fem.plotting import fit_title, log_axis, save  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run_script  # noqa: E402
+
 
 def read_curve(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Epochs and validation relative L2 of one ``metrics.csv``."""
@@ -75,4 +78,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

@@ -41,8 +41,12 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _common import (  # noqa: E402
+    count,
+    run_script,
+    write_results,  # noqa: E402
+)
 from _common import record as run_record  # noqa: E402
-from _common import write_results  # noqa: E402
 from _reproduction_record import (  # noqa: E402
     VISCOSITY,
     changes,
@@ -163,6 +167,42 @@ def train(args: argparse.Namespace, preset: str, seed: int) -> tuple[Path, Path]
     return run_dir, data
 
 
+def check_recordable(info: dict[str, Any], run_dir: Path, data_row: dict[str, Any]) -> None:
+    """Refuse to record a run that has not finished, or a dataset other than the run's.
+
+    The dataset must have been generated with the settings and sample count of the data the run
+    was trained on (its path may differ: a file regenerated from the recorded seed is fine).
+    """
+    from neuralop_fem.errors import ConfigError, RunDirectoryError
+
+    if info["status"] != "finished":
+        msg = (f"--record {run_dir}: the run has not finished (status {info['status']!r}; "
+               f"run.json counts {info['epochs_completed']} of {info['train_config']['epochs']} "
+               "epochs at the end of its last training call); finish it with its train "
+               "command first")
+        raise RunDirectoryError(msg)
+    trained = info.get("data") or {}
+    if trained.get("problem") not in (None, data_row["problem"]):
+        msg = (f"--data {data_row['path']}: a {data_row['problem']} dataset, but the run "
+               f"{run_dir} was trained on {trained['problem']} data")
+        raise ConfigError(msg)
+    config_json = trained.get("config_json")
+    settings = json.loads(config_json).get("settings") if config_json else None
+    if settings is None or data_row["settings"] is None:
+        return
+    # Keys one side lacks were added to the generator later: compare the common ones.
+    differ = sorted(k for k in set(settings) & set(data_row["settings"])
+                    if settings[k] != data_row["settings"][k])
+    if trained.get("n_samples") not in (None, data_row["n_samples"]):
+        differ.append(f"n_samples: {data_row['n_samples']} (trained on {trained['n_samples']})")
+    differ = [d if ":" in d else f"{d}: {data_row['settings'].get(d)!r} (trained on "
+              f"{settings.get(d)!r})" for d in differ]
+    if differ:
+        msg = (f"--data {data_row['path']}: not the data the run {run_dir} was trained on; "
+               f"it differs in {'; '.join(differ)}")
+        raise ConfigError(msg)
+
+
 def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bool,
              eval_device: str | None, reproduce: str | None,
              training_commit: str | None = None) -> dict[str, Any]:
@@ -171,6 +211,8 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
     from neuralop_fem.training import read_run_info
 
     info = read_run_info(run_dir)
+    data_row = dataset_record(Path(data))
+    check_recordable(info, run_dir, data_row)
     task = info["task"]
     mode = "quick" if quick else "reduced" if reduced and task != "burgers" else "paper"
     if task == "burgers":
@@ -192,7 +234,7 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
                                 "source": "--training-commit" if training_commit else None}
     return {
         "key": key, "preset": info["preset"], "label": label, "mode": mode, "task": task,
-        "seed": seed, "data": dataset_record(Path(data)),
+        "seed": seed, "data": data_row,
         "noise": info["train_config"]["noise"] if task == "darcy-inverse" else None,
         "run_dir": str(run_dir), "model_config": info["model_config"],
         "train_config": info["train_config"], "model_changes": model_changes,
@@ -244,19 +286,19 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--preset", action="append", metavar="NAME",
                    help="training preset (repeatable; default burgers-galerkin)")
-    p.add_argument("--seed", action="append", type=int, metavar="S",
+    p.add_argument("--seed", action="append", type=count(0), metavar="S",
                    help="training seed (repeatable; default 1127802, the reference's)")
     p.add_argument("--viscosity", default="gt",
                    help="Burgers viscosity: gt (0.1/(2 pi), default), fno (0.1) or a number")
     p.add_argument("--noise", type=float, help="inverse problem noise level (default 0.01)")
-    p.add_argument("--epochs", type=int, help="override the epochs")
-    p.add_argument("--batch-size", dest="batch_size", type=int, help="override the batch size")
+    p.add_argument("--epochs", type=count(), help="override the epochs")
+    p.add_argument("--batch-size", dest="batch_size", type=count(), help="override the batch size")
     p.add_argument("--target-normalizer", dest="target_normalizer",
                    choices=("reference", "global"), help="TrainConfig.target_normalizer")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any model or training setting (JSON value); repeatable")
     p.add_argument("--label", default="", help="recipe name shown in the results")
-    p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int,
+    p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=count(),
                    help="stop each training after K more epochs (call again to continue)")
     p.add_argument("--record", action="append", type=Path, metavar="RUN_DIR",
                    help="only evaluate and record these finished runs (with --data)")
@@ -268,8 +310,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"CPU-sized Darcy configuration {REDUCED}, labelled 'reduced'")
     p.add_argument("--device", default="auto", help="training device (default auto)")
     p.add_argument("--eval-device", dest="eval_device", help="evaluation device")
-    p.add_argument("--workers", type=int, help="generation worker processes")
-    p.add_argument("--data-seed", dest="data_seed", type=int, default=0)
+    p.add_argument("--workers", type=count(0), help="generation worker processes")
+    p.add_argument("--data-seed", dest="data_seed", type=count(0), default=0)
     p.add_argument("--data-dir", dest="data_dir", type=Path)
     p.add_argument("--runs-dir", dest="runs_dir", type=Path)
     return p
@@ -311,4 +353,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    sys.exit(main())
+    sys.exit(run_script(main))
