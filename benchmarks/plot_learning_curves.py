@@ -29,13 +29,19 @@ from _common import run_script  # noqa: E402
 
 def read_curve(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Epochs and validation relative L2 of one ``metrics.csv``."""
+    from neuralop_fem.errors import InputError
+
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
-    if not rows or "val_rel_l2" not in rows[0]:
-        msg = f"{path}: expected a training metrics.csv with a val_rel_l2 column."
-        raise SystemExit(msg)
-    epochs = np.array([int(r["epoch"]) for r in rows])
-    val = np.array([float(r["val_rel_l2"]) for r in rows])
+    msg = f"--run {path}: expected a training metrics.csv with epoch and val_rel_l2 columns"
+    if not rows or not {"epoch", "val_rel_l2"} <= set(rows[0]):
+        raise InputError(msg + "; got none")
+    try:
+        epochs = np.array([int(r["epoch"]) for r in rows])
+        val = np.array([float(r["val_rel_l2"]) for r in rows])
+    except (TypeError, ValueError) as exc:
+        msg += f"; a row is not numeric ({exc})"
+        raise InputError(msg) from exc
     return epochs, val
 
 
@@ -45,6 +51,15 @@ def _pair(text: str, what: str) -> tuple[str, str]:
         msg = f"{what} must be LABEL=VALUE; got {text!r}."
         raise argparse.ArgumentTypeError(msg)
     return label, value
+
+
+def _reference(text: str) -> tuple[str, float]:
+    label, value = _pair(text, "--reference")
+    try:
+        return label, float(value)
+    except ValueError:
+        msg = f"--reference must be LABEL=NUMBER; got {text!r}."
+        raise argparse.ArgumentTypeError(msg) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run", action="append", required=True, metavar="LABEL=METRICS_CSV",
                    type=lambda s: _pair(s, "--run"), help="a run's label and metrics.csv")
     p.add_argument("--reference", action="append", default=[], metavar="LABEL=VALUE",
-                   type=lambda s: _pair(s, "--reference"), help="a horizontal reference line")
+                   type=_reference, help="a horizontal reference line")
     p.add_argument("--title", default="Validation relative L2 per epoch")
     p.add_argument("--out", type=Path, required=True, help="PNG file to write")
     args = p.parse_args(argv)
@@ -65,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     for label, path in args.run:
         epochs, val = read_curve(Path(path))
         ax.plot(epochs, val, lw=1.2, label=label)
-    for label, value in args.reference:
-        ax.axhline(float(value), color="k", ls="--", lw=0.8, label=label)
+    for i, (label, value) in enumerate(args.reference):  # told apart by their line style
+        ax.axhline(value, color="k", ls=("--", ":", "-.")[i % 3], lw=0.8, label=label)
     log_axis(ax, "y")
     ax.set_xlabel("epoch")
     ax.set_ylabel("validation relative L2 (-)")

@@ -111,13 +111,17 @@ def test_user_errors_are_one_line_on_stderr(files: dict[str, Path], tmp_path: Pa
     ("plot_learning_curves.py", ["--out", "{tmp}/c.png", "--run", "A={tmp}/none.csv"],
      "No such file or directory"),
     ("bench_warmstart.py", ["--resolution", "2"], "argument --resolution: must be an integer >= 3"),
+    ("plot_learning_curves.py", ["--out", "{tmp}/c.png", "--run", "A={readme}"],
+     "expected a training metrics.csv with epoch and val_rel_l2 columns"),
+    ("plot_learning_curves.py", ["--out", "{tmp}/c.png", "--run", "A={readme}",
+                                 "--reference", "paper=abc"], "must be LABEL=NUMBER"),
 ])
 def test_benchmark_scripts_refuse_bad_input_in_one_line(tmp_path: Path, script: str,
                                                         args: list[str], message: str) -> None:
     results = sorted((ROOT / "benchmarks" / "results").glob("*"))
     before = {p: p.stat().st_mtime_ns for p in results}
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script),
-                           *[a.format(tmp=tmp_path) for a in args]],
+                           *[a.format(tmp=tmp_path, readme=ROOT / 'README.md') for a in args]],
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
