@@ -143,19 +143,7 @@ def run_script(main: Callable[[list[str]], int | None], argv: list[str] | None =
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
-    name = Path(sys.argv[0]).name or "benchmark"
-    try:
-        return int(main(argv) or 0)
-    except KeyboardInterrupt:
-        if debug:
-            raise
-        sys.stderr.write(f"{name}: interrupted\n")
-        return 130
-    except Exception as exc:
-        if debug:
-            raise
-        from neuralop_fem.cli import error_message
+    from neuralop_fem.cli import run_reporting
 
-        message, status = error_message(exc)
-        sys.stderr.write(f"{name}: {message}\n")
-        return status
+    name = Path(sys.argv[0]).name or "benchmark"
+    return run_reporting(lambda: int(main(argv) or 0), name, debug=debug)

@@ -29,7 +29,7 @@ import argparse
 import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from ._version import __version__
@@ -198,18 +198,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # also before parsing succeeds (or when it fails)
     command = _requested_command(argv) or "?"
+    return run_reporting(lambda: _run(argv, debug), f"neuralop-fem {command}", debug=debug)
+
+
+def run_reporting(call: Callable[[], int], name: str, *, debug: bool) -> int:
+    """Return ``call()``; an exception it raises becomes one line ``<name>: <message>`` on stderr.
+
+    The exit status is :func:`error_message`'s (130 for Ctrl-C). With ``debug`` the exception
+    propagates instead, traceback and all. The command line and the benchmark scripts share it.
+    """
     try:
-        return _run(argv, debug)
+        return call()
     except KeyboardInterrupt:
         if debug:
             raise
-        sys.stderr.write(f"neuralop-fem {command}: interrupted\n")
+        sys.stderr.write(f"{name}: interrupted\n")
         return 130
     except Exception as exc:
         if debug:
             raise
         message, status = error_message(exc)
-        sys.stderr.write(f"neuralop-fem {command}: {message}\n")
+        sys.stderr.write(f"{name}: {message}\n")
         return status
 
 
