@@ -20,11 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from neuralop_fem.plotting import fit_title, log_axis, save  # noqa: E402
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run_script  # noqa: E402
+
+from neuralop_fem.plotting import fit_title, log_axis, save  # noqa: E402
 
 
 def read_curve(path: Path) -> tuple[np.ndarray, np.ndarray]:

@@ -41,11 +41,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import (  # noqa: E402
-    count,
-    run_script,
-    write_results,  # noqa: E402
-)
+from _common import count, run_script, write_results  # noqa: E402
 from _common import record as run_record  # noqa: E402
 from _reproduction_record import (  # noqa: E402
     VISCOSITY,
@@ -191,12 +187,11 @@ def check_recordable(info: dict[str, Any], run_dir: Path, data_row: dict[str, An
     if settings is None or data_row["settings"] is None:
         return
     # Keys one side lacks were added to the generator later: compare the common ones.
-    differ = sorted(k for k in set(settings) & set(data_row["settings"])
-                    if settings[k] != data_row["settings"][k])
+    given = data_row["settings"]
+    differ = [f"{k}: {given[k]!r} (trained on {settings[k]!r})"
+              for k in sorted(set(settings) & set(given)) if settings[k] != given[k]]
     if trained.get("n_samples") not in (None, data_row["n_samples"]):
         differ.append(f"n_samples: {data_row['n_samples']} (trained on {trained['n_samples']})")
-    differ = [d if ":" in d else f"{d}: {data_row['settings'].get(d)!r} (trained on "
-              f"{settings.get(d)!r})" for d in differ]
     if differ:
         msg = (f"--data {data_row['path']}: not the data the run {run_dir} was trained on; "
                f"it differs in {'; '.join(differ)}")
