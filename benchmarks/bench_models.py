@@ -3,9 +3,11 @@
 Two parts, every case in a fresh subprocess (so ``ru_maxrss`` is that case's peak):
 
 * ``scaling``: one encoder layer of the Burgers model (d = 96, 1 head, batch 4),
-  forward + backward, for n = 512 ... 32768 (Galerkin) and up to 8192 (Fourier); the
-  growth exponents of time and of the memory increase over the baseline are fitted on
-  log-log axes (Galerkin should be ~1, Fourier ~2).
+  forward + backward in training mode, for n = 512 ... 32768 (Galerkin, and Fourier
+  without attention dropout, which is evaluated as Q (K^T V)) and up to 8192 (Fourier with
+  10 % dropout on its n x n scores, which forces the quadratic order); the growth exponents
+  of time and of the memory increase over the baseline are fitted on log-log axes (~1 for
+  the first two, ~2 for the third).
 * ``cpu``: full models with the protocol of PAPER_SPEC §9: one iteration =
   ``zero_grad`` + forward + MSE + backward on random inputs, ``torch.set_num_threads(1)``;
   also eval-mode forward it/s; the reference figures are listed beside ours.
@@ -98,7 +100,8 @@ def run_case(case: dict) -> dict:
     if case["part"] == "scaling":
         from neuralop_fem.models import EncoderLayer
 
-        layer = EncoderLayer(96, 192, num_heads=1, pos_dim=1, attention=case["attention"])
+        layer = EncoderLayer(96, 192, num_heads=1, pos_dim=1, attention=case["attention"],
+                             attention_dropout=case["attention_dropout"])
         x = torch.randn(case["batch"], case["n"], 96)
         pos = (torch.arange(case["n"]) / case["n"]).unsqueeze(-1)
         base = _current_rss_mib()
@@ -265,18 +268,24 @@ def _slope(x: list[float], y: list[float]) -> float:
 
 def scaling(quick: bool) -> dict:
     full = [512, 1024, 2048, 4096, 8192, 16384, 32768]
-    sizes = {"galerkin": [512, 1024, 2048] if quick else full,
-             "fourier": [512, 1024, 2048] if quick else [512, 1024, 2048, 4096, 8192]}
+    small = [512, 1024, 2048]
+    # label: (kernel, attention-matrix dropout, sizes). Without dropout the Fourier kernel is
+    # reassociated (linear in n); with dropout on its n x n scores it is quadratic.
+    series = {"galerkin": ("galerkin", 0.0, small if quick else full),
+              "fourier": ("fourier", 0.0, small if quick else full),
+              "fourier, score dropout 0.1": ("fourier", 0.1,
+                                             small if quick else [*small, 4096, 8192])}
     rows, fits = [], {}
-    for attention, ns in sizes.items():
+    for label, (attention, dropout, ns) in series.items():
         res = []
         for n in ns:
             iters = 3 if n >= 4096 else 5
             res.append(_subprocess({"part": "scaling", "attention": attention, "n": n,
+                                    "attention_dropout": dropout, "label": label,
                                     "batch": 4, "iters": iters, "threads": 1}))
         rows += res
         big = [r for r in res if r["n"] >= 1024]  # fixed overheads dominate below
-        fits[attention] = {
+        fits[label] = {
             "time_exponent": _slope([r["n"] for r in big], [r["best_s"] for r in big]),
             "memory_exponent": _slope([r["n"] for r in big],
                                       [max(r["rss_increase_mib"], 1.0) for r in big]),
@@ -392,7 +401,7 @@ def _markdown_scaling(res: dict, hw: dict) -> str:
              "| attention | n | best s | median s | saved MiB | peak RSS MiB | increase MiB "
              "| calib |", "|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
-        lines.append(f"| {r['attention']} | {r['n']} | {r['best_s']:.4f} | {r['median_s']:.4f} | "
+        lines.append(f"| {r['label']} | {r['n']} | {r['best_s']:.4f} | {r['median_s']:.4f} | "
                      f"{r['saved_for_backward_mib']:.1f} | {r['peak_rss_mib']:.0f} | "
                      f"{r['rss_increase_mib']:.0f} | "
                      f"{r['calib_gflops']:.0f} |")

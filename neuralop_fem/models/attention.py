@@ -41,9 +41,11 @@ Differences from the reference code (scaomath/galerkin-transformer; docs/models.
   update of a diagonally initialised layer small (better conditioned early training).
 
 The galerkin kernel is evaluated together with ``out_proj`` as ``Q~_h (A_h W_h^T)``
-(associativity; mathematically identical, no (N, d') tensors). The cost is O(N d^2) time
-and O(N d + d^2) memory for galerkin and linear, and O(N^2 d) time and O(N^2) memory for
-fourier and softmax.
+(associativity; mathematically identical, no (N, d') tensors). So is the fourier kernel
+when no dropout acts on its N x N score matrix (evaluation, and training with
+``dropout=0``, the presets' setting): ``(Q~ K~^T) V~ = Q~ (K~^T V~)``. The cost is
+O(N d^2) time and O(N d + d^2) memory for galerkin, linear and dropout-free fourier, and
+O(N^2 d) time and O(N^2) memory for softmax and fourier with score dropout in training.
 """
 
 from __future__ import annotations
@@ -180,10 +182,14 @@ class SimpleAttention(nn.Module):
         p = pos.to(x.dtype)  # (N, m)
         drop = self.dropout if self.training else 0.0
         if self.kind == "galerkin":
-            return self._galerkin(q, k, v, p, drop)
+            return self._reassociated(q, k, v, p, drop, 1.0)
         q = self._heads(q)
         if self.norm and "q" in self.norms:
             q = _headwise_norm(q, self.norms["q"], self.norm_eps)
+        if self.kind == "fourier" and drop == 0.0:
+            # Without dropout on the N x N score matrix the product reassociates:
+            # (Q~ K~^T) V~ = Q~ (K~^T V~), O(N d'^2) instead of O(N^2 d').
+            return self._reassociated(q.reshape(b, n, -1), k, v, p, 0.0, self.score_scale)
         pe = p.expand(b, h, n, m)
         q, k, v = (torch.cat((pe, t), dim=-1) for t in (q.transpose(1, 2), k, v))
         if self.kind == "fourier":
@@ -196,10 +202,12 @@ class SimpleAttention(nn.Module):
             z = torch.matmul(q.softmax(dim=-1), F.dropout(mat, drop, self.training))
         return self.out_proj(z.transpose(1, 2).reshape(b, n, h * (self.d_k + m)))
 
-    def _galerkin(self, q, k, v, p, drop):
+    def _reassociated(self, q, k, v, p, drop, scale):
         """Galerkin attention followed by ``out_proj``, reassociated.
 
-        With Q~_h = [p, q_h], A_h = [p, k_h]^T [p, v_h] / N (d' x d') and W_h the
+        Also evaluates the Fourier kernel without score dropout (``scale`` the score
+        divisor 1/s, q already normalised): (Q~ K~^T / s) V~ / N = Q~ (K~^T V~) / (s N).
+        With Q~_h = [p, q_h], A_h = scale [p, k_h]^T [p, v_h] / N (d' x d') and W_h the
         columns of ``out_proj`` that read head h, the output is
         ``sum_h Q~_h (A_h W_h^T) + bias``: the small (d' x d) products A_h W_h^T are
         formed first, so no (N, d') tensor is built and no O(N d'^2) product Q~ A is
@@ -211,7 +219,8 @@ class SimpleAttention(nn.Module):
         a_kp = torch.matmul(k.transpose(-2, -1), p)  # (B, H, d_k, m)
         a_pv = torch.matmul(p.transpose(0, 1), v)  # (B, H, m, d_k)
         a_pp = torch.matmul(p.transpose(0, 1), p).expand(b, h, m, m)
-        mat = torch.cat((torch.cat((a_pp, a_pv), -1), torch.cat((a_kp, a_kv), -1)), -2) / n
+        mat = torch.cat((torch.cat((a_pp, a_pv), -1), torch.cat((a_kp, a_kv), -1)), -2)
+        mat = mat * (scale / n)
         mat = F.dropout(mat, drop, self.training)  # the (d', d') attention matrix
         w = self.out_proj.weight.view(-1, h, m + dk).permute(1, 2, 0)  # (H, d', d)
         proj = torch.matmul(mat, w)  # (B, H, d', d)
