@@ -49,7 +49,7 @@ MAX_RESOLUTION = 65536
 MAX_ACTIVATION_BYTES = 32 * 2**30
 
 _FLOAT_BYTES = 4
-_QUADRATIC = ("softmax", "fourier")  # kernels with an n x n attention matrix
+_QUADRATIC = ("softmax",)  # kernels with an n x n matrix at inference (fourier reassociates)
 
 
 def _spatial_dims(config: ModelConfig) -> int:
@@ -93,7 +93,8 @@ def activation_bytes(config: ModelConfig, resolution: int) -> int:
     """Estimated float32 working set of one sample in an inference pass at ``resolution`` (bytes).
 
     The tensors alive in one layer: about ``8 d + 2 d_ff`` values per token in an encoder layer
-    (plus ``2 H n_c^2`` for the n x n matrix of softmax / Fourier attention), ``4 d`` per fine
+    (plus ``2 H n_c^2`` for the n x n matrix of softmax attention; the Fourier kernel is
+    evaluated as ``Q (K^T V)`` at inference and builds none), ``4 d`` per fine
     and intermediate grid point in the CiNN samplers of the 2D transformer, and ``4 c + 2
     c_ff`` per grid point in a spectral or Fourier layer and the output MLP. Training keeps
     every layer's tensors: multiply by the depth for a training estimate.

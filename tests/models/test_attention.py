@@ -145,3 +145,35 @@ def test_galerkin_dropout_rate_is_the_configured_one() -> None:
     frac = sum(zeros) / len(zeros)
     # 20 passes x ~ 8*25 entries each: the empirical rate is within ~0.05 of 0.3.
     assert abs(frac - rate) < 0.05, frac
+
+
+@pytest.mark.parametrize(("dropout", "training", "quadratic"),
+                         [(0.0, True, False), (0.3, False, False), (0.3, True, True)])
+def test_fourier_kernel_builds_the_n_by_n_matrix_only_under_score_dropout(
+    monkeypatch, dropout, training, quadratic
+):
+    # Without dropout on the scores (Q~ K~^T) V~ is evaluated as Q~ (K~^T V~).
+    n = 300
+    shapes = []
+    matmul = torch.matmul
+
+    def spy(a, b):
+        out = matmul(a, b)
+        shapes.append(tuple(out.shape))
+        return out
+
+    monkeypatch.setattr(torch, "matmul", spy)
+    att = SimpleAttention(8, 2, kind="fourier", pos_dim=1, dropout=dropout).train(training)
+    att(torch.randn(2, n, 8), torch.rand(n, 1))
+    assert shapes  # the spy saw the kernel's products
+    assert any(s[-2:] == (n, n) for s in shapes) == quadratic
+
+
+def test_activation_estimate_is_linear_for_the_fourier_kernel() -> None:
+    from neuralop_fem.models import PRESETS
+    from neuralop_fem.models.size import activation_bytes
+
+    fourier, softmax = PRESETS["burgers-fourier"], PRESETS["burgers-softmax"]
+    assert activation_bytes(fourier, 8192) == activation_bytes(PRESETS["burgers-galerkin"], 8192)
+    assert activation_bytes(fourier, 16384) == 2 * activation_bytes(fourier, 8192)
+    assert activation_bytes(softmax, 16384) > 3 * activation_bytes(softmax, 8192)
