@@ -23,13 +23,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run_script  # noqa: E402
 
+from neuralop_fem.errors import InputError  # noqa: E402
 from neuralop_fem.plotting import fit_title, log_axis, save  # noqa: E402
 
 
 def read_curve(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Epochs and validation relative L2 of one ``metrics.csv``."""
-    from neuralop_fem.errors import InputError
-
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
     msg = f"--run {path}: expected a training metrics.csv with epoch and val_rel_l2 columns"

@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from neuralop_fem.models import EncoderLayer, SimpleAttention
+from neuralop_fem.models import PRESETS, EncoderLayer, SimpleAttention
+from neuralop_fem.models.size import activation_bytes
 
 KINDS = ["galerkin", "fourier", "softmax", "linear"]
 
@@ -170,9 +171,6 @@ def test_fourier_kernel_builds_the_n_by_n_matrix_only_under_score_dropout(
 
 
 def test_activation_estimate_is_linear_for_the_fourier_kernel() -> None:
-    from neuralop_fem.models import PRESETS
-    from neuralop_fem.models.size import activation_bytes
-
     fourier, softmax = PRESETS["burgers-fourier"], PRESETS["burgers-softmax"]
     assert activation_bytes(fourier, 8192) == activation_bytes(PRESETS["burgers-galerkin"], 8192)
     assert activation_bytes(fourier, 16384) == 2 * activation_bytes(fourier, 8192)
