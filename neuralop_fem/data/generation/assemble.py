@@ -8,6 +8,7 @@ dataset size.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,13 @@ def assemble(partial: PartialRun, manifest: Manifest, *, out: Path, source: str)
     return out
 
 
+#: Dask's threaded scheduler reads the chunks; ``np.load`` parses each array header with
+#: ``ast.literal_eval``, and CPython 3.11 up to 3.11.8 raises a spurious "SystemError: AST
+#: constructor recursion depth mismatch" when two threads build ASTs at once. Chunk reads are
+#: therefore one at a time (they are file reads; the netCDF writer serialises its side anyway).
+_READ_LOCK = threading.Lock()
+
+
 def _load_one(path: Path, name: str) -> np.ndarray:
-    with np.load(path) as data:
+    with _READ_LOCK, np.load(path) as data:
         return np.asarray(data[name], dtype=np.float64)
