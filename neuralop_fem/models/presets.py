@@ -38,13 +38,16 @@ _INVERSE = Transformer2dConfig(
     downsampler_dropout=0.05, upsampler_dropout=0.05, decoder_dropout=0.05,
 )
 
+_BURGERS_FOURIER = _BURGERS.replace(attention="fourier", ffn_dropout=0.05, xavier_gain=1e-3)
+
 PRESETS: dict[str, ModelConfig] = {
     # §5.1 Burgers. Table 7: GT new Ln 0/0/-/-/0, eta = delta = 1e-2;
     # FT 0/0.05/-/-/0, eta = 1e-3, delta = 1e-2.
     "burgers-galerkin": _BURGERS.replace(attention="galerkin"),
-    # Not the paper's: its architecture with a longer training recipe (training/config.py).
+    # Not the paper's (the *-long presets): its architecture, a longer recipe (training/config.py).
     "burgers-galerkin-long": _BURGERS.replace(attention="galerkin"),
-    "burgers-fourier": _BURGERS.replace(attention="fourier", ffn_dropout=0.05, xavier_gain=1e-3),
+    "burgers-fourier": _BURGERS_FOURIER,
+    "burgers-fourier-long": _BURGERS_FOURIER,
     # Baselines: the reference forces encoder dropout 0.1 for softmax / linear attention.
     "burgers-softmax": _BURGERS.replace(attention="softmax", encoder_dropout=0.1),
     "burgers-linear": _BURGERS.replace(attention="linear", encoder_dropout=0.1),
