@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
+import dask
 import numpy as np
 import pytest
 
@@ -319,11 +322,6 @@ def test_settings_of_earlier_releases_still_load():
 def test_chunk_reads_of_the_assembly_never_overlap(tmp_path, monkeypatch):
     # np.load parses headers with ast, which CPython 3.11.7 cannot do in two threads at once
     # (a spurious SystemError); dask's threaded scheduler must not read two chunks together.
-    import threading
-    import time
-
-    from neuralop_fem.data.generation import assemble
-
     real_load, lock = np.load, threading.Lock()
     state = {"inside": 0, "most": 0}
 
@@ -338,8 +336,8 @@ def test_chunk_reads_of_the_assembly_never_overlap(tmp_path, monkeypatch):
             with lock:
                 state["inside"] -= 1
 
-    monkeypatch.setattr(assemble.np, "load", slow_load)
-    with __import__("dask").config.set(scheduler="threads", num_workers=4):
+    monkeypatch.setattr(np, "load", slow_load)
+    with dask.config.set(scheduler="threads", num_workers=4):
         out = _darcy(tmp_path, n_samples=8, chunk_size=1)
     assert state["most"] == 1
     assert _arrays(out)["a"].shape[0] == 8

@@ -136,7 +136,7 @@ def assemble(partial: PartialRun, manifest: Manifest, *, out: Path, source: str)
 
 
 #: Dask's threaded scheduler reads the chunks; ``np.load`` parses each array header with
-#: ``ast.literal_eval``, and CPython 3.11 up to 3.11.8 raises a spurious "SystemError: AST
+#: ``ast.literal_eval``, and CPython 3.11 (seen on 3.11.7) can raise a spurious "SystemError: AST
 #: constructor recursion depth mismatch" when two threads build ASTs at once. Chunk reads are
 #: therefore one at a time (they are file reads; the netCDF writer serialises its side anyway).
 _READ_LOCK = threading.Lock()
