@@ -38,16 +38,11 @@ _INVERSE = Transformer2dConfig(
     downsampler_dropout=0.05, upsampler_dropout=0.05, decoder_dropout=0.05,
 )
 
-_BURGERS_FOURIER = _BURGERS.replace(attention="fourier", ffn_dropout=0.05, xavier_gain=1e-3)
-
 PRESETS: dict[str, ModelConfig] = {
     # §5.1 Burgers. Table 7: GT new Ln 0/0/-/-/0, eta = delta = 1e-2;
     # FT 0/0.05/-/-/0, eta = 1e-3, delta = 1e-2.
     "burgers-galerkin": _BURGERS.replace(attention="galerkin"),
-    # Not the paper's (the *-long presets): its architecture, a longer recipe (training/config.py).
-    "burgers-galerkin-long": _BURGERS.replace(attention="galerkin"),
-    "burgers-fourier": _BURGERS_FOURIER,
-    "burgers-fourier-long": _BURGERS_FOURIER,
+    "burgers-fourier": _BURGERS.replace(attention="fourier", ffn_dropout=0.05, xavier_gain=1e-3),
     # Baselines: the reference forces encoder dropout 0.1 for softmax / linear attention.
     "burgers-softmax": _BURGERS.replace(attention="softmax", encoder_dropout=0.1),
     "burgers-linear": _BURGERS.replace(attention="linear", encoder_dropout=0.1),
@@ -57,7 +52,6 @@ PRESETS: dict[str, ModelConfig] = {
     ),
     "burgers-afno": _BURGERS.replace(attention="afno"),
     "burgers-fno": FNO1dConfig(),
-    "burgers-fno-long": FNO1dConfig(),  # the baseline with the long recipe (training/config.py)
     # §5.2 Darcy forward. Table 7: GT 0.1/0.05/0.05/0/0; FT 0.1/0.1/0.05/0/0, eta = 1e-3.
     "darcy-galerkin": _DARCY.replace(
         attention="galerkin", encoder_dropout=0.1, ffn_dropout=0.05, downsampler_dropout=0.05
@@ -71,6 +65,10 @@ PRESETS: dict[str, ModelConfig] = {
     "darcy-inverse-galerkin": _INVERSE.replace(attention="galerkin"),
     "darcy-inverse-fourier": _INVERSE.replace(attention="fourier"),
 }
+#: Not the paper's: ``<base>-long`` is ``<base>``'s architecture trained with a longer recipe
+#: (training/config.py, ``_RECIPES``; docs/training.md, "Levers").
+PRESETS.update({f"{base}-long": PRESETS[base]
+                for base in ("burgers-galerkin", "burgers-fourier", "burgers-fno")})
 
 
 def _family_of(config: Any) -> str:
