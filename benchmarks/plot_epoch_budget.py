@@ -31,7 +31,7 @@ from _common import run_script  # noqa: E402
 from _reproduction_record import model_suffix, paper_value  # noqa: E402
 
 from neuralop_fem.errors import InputError  # noqa: E402
-from neuralop_fem.plotting import fit_title, log_axis, save  # noqa: E402
+from neuralop_fem.plotting import fit_title, legend_beside, log_axis, save  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reproduction.json"
 #: Training settings a series may vary (the rest must be the paper preset's).
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     title = (f"{args.data_name}: test error against the epoch budget "
              "(line: mean over seeds; dots: each seed)")
     ax.set_title(fit_title(title, fig, share=0.6))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    legend_beside(ax)
     fig.tight_layout()
     print(f"wrote {save(fig, args.out)}")
     return 0

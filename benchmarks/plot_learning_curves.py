@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run_script  # noqa: E402
 
 from neuralop_fem.errors import InputError  # noqa: E402
-from neuralop_fem.plotting import fit_title, log_axis, save  # noqa: E402
+from neuralop_fem.plotting import fit_title, legend_beside, log_axis, save  # noqa: E402
 
 
 def read_curve(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     ax.set_xlabel("epoch")
     ax.set_ylabel("validation relative L2 (-)")
     ax.set_title(fit_title(args.title, fig, share=0.6))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    legend_beside(ax)
     fig.tight_layout()
     print(f"wrote {save(fig, args.out)}")
     return 0

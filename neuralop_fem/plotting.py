@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["integer_axis", "log_axis", "save"]
+__all__ = ["integer_axis", "legend_beside", "log_axis", "save"]
 
 
 def log_axis(ax: Axes, which: str = "y") -> None:
@@ -42,6 +42,12 @@ def integer_axis(ax: Axes, which: str = "y") -> None:
     from matplotlib.ticker import MaxNLocator
 
     (ax.yaxis if which == "y" else ax.xaxis).set_major_locator(MaxNLocator(integer=True))
+
+
+def legend_beside(ax: Axes, *, fontsize: float = 8) -> None:
+    """The legend right of the axes, outside them: for many lines that would cover the data
+    (call ``fig.tight_layout()`` afterwards to make room)."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=fontsize, frameon=False)
 
 
 def save(fig: Figure, path: Path, *, dpi: int = 110) -> Path:
