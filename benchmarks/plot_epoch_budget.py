@@ -87,9 +87,27 @@ def point_of(run: Mapping[str, Any], data_name: str, resolution: str) -> Point |
                  float(error))
 
 
-def collect(runs: Iterable[Mapping[str, Any]], data_name: str, resolution: str) -> list[Point]:
-    """The :class:`Point` of every run that belongs to a series."""
-    return [p for p in (point_of(r, data_name, resolution) for r in runs) if p is not None]
+def collect(runs: Mapping[str, Mapping[str, Any]], data_name: str, resolution: str
+            ) -> list[Point]:
+    """The :class:`Point` of every run (``runs``: key -> record) that belongs to a series.
+
+    Raises
+    ------
+    InputError
+        For a record that is not a mapping or holds a non-numeric setting or error; the
+        message names the record's key.
+    """
+    points = []
+    for key, run in runs.items():
+        try:
+            point = point_of(run, data_name, resolution)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            msg = (f"run {key!r}: expected a reproduction record with numeric settings and "
+                   f"errors; got {type(exc).__name__}: {exc}")
+            raise InputError(msg) from exc
+        if point is not None:
+            points.append(point)
+    return points
 
 
 def series(points: Iterable[Point]) -> dict[tuple[str, float, float], dict[int, list[Point]]]:
@@ -143,11 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="PNG file to write")
     args = p.parse_args(argv)
     try:
-        runs = json.loads(args.results.read_text())["runs"].values()
+        runs = json.loads(args.results.read_text())["runs"]
+        runs.items()
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         msg = f"--results {args.results}: expected a reproduction.json with a 'runs' mapping"
         raise InputError(msg) from exc
-    groups = series(collect(runs, args.data_name, args.resolution))
+    try:
+        groups = series(collect(runs, args.data_name, args.resolution))
+    except InputError as exc:
+        msg = f"--results {args.results}: {exc}"
+        raise InputError(msg) from exc
     if not groups:
         msg = (f"--data-name {args.data_name!r} / --resolution {args.resolution}: no recorded "
                f"Burgers run of {args.results} matches")

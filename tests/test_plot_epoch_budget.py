@@ -42,7 +42,7 @@ RUNS = [
 
 
 def test_series_group_by_model_and_recipe_and_average_over_seeds() -> None:
-    groups = series(collect(RUNS, DATA, "512"))
+    groups = series(collect(dict(enumerate(RUNS)), DATA, "512"))
     assert list(groups) == [("galerkin", 1e-3, 0.1), ("galerkin", 5e-4, 0.5),
                             ("fno", 1e-3, 0.1)]
     long = groups[("galerkin", 5e-4, 0.5)]
@@ -59,9 +59,9 @@ def test_a_record_without_a_later_setting_counts_as_its_default() -> None:
     old = _run("burgers-galerkin", 2.0e-3, seed=1)
     del old["train_config"]["target_normalizer"]
     changed = _run("burgers-galerkin", 2.0e-3, seed=1, target_normalizer="global")
-    assert len(collect([old], DATA, "512")) == 1
-    assert collect([changed], DATA, "512") == []
-    assert collect([old], DATA, "2048") == []  # no error recorded at that resolution
+    assert len(collect({"old": old}, DATA, "512")) == 1
+    assert collect({"new": changed}, DATA, "512") == []
+    assert collect({"old": old}, DATA, "2048") == []  # no error recorded at that resolution
 
 
 def test_the_script_writes_the_figure_and_prints_the_table(tmp_path: Path) -> None:
@@ -82,10 +82,17 @@ def test_the_script_writes_the_figure_and_prints_the_table(tmp_path: Path) -> No
     (["--data-name", DATA, "--goal", "-1"], "argument --goal: must be a positive number"),
     (["--data-name", DATA, "--results", "{readme}"], "expected a reproduction.json"),
     (["--data-name", DATA, "--results", "{tmp}/none.json"], "No such file or directory"),
+    (["--data-name", DATA, "--results", "{tmp}/tampered.json"],
+     "run '1': expected a reproduction record with numeric settings and errors"),
+    (["--data-name", DATA, "--results", "{tmp}/listed.json"], "with a 'runs' mapping"),
 ])
 def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     results = tmp_path / "reproduction.json"
     results.write_text(json.dumps({"runs": {"0": RUNS[0]}}))
+    tampered = json.loads(json.dumps(RUNS[0]))
+    tampered["errors"]["512"]["rel_l2"]["mean"] = "small"
+    (tmp_path / "tampered.json").write_text(json.dumps({"runs": {"0": RUNS[0], "1": tampered}}))
+    (tmp_path / "listed.json").write_text(json.dumps({"runs": [RUNS[0]]}))
     argv = ["--results", str(results), "--out", str(tmp_path / "x.png")]
     argv += [a.format(tmp=tmp_path, readme=ROOT / "README.md") for a in args]
     proc = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True,
