@@ -66,7 +66,7 @@ PRESETS: dict[str, ModelConfig] = {
     "darcy-inverse-fourier": _INVERSE.replace(attention="fourier"),
 }
 #: Not the paper's: ``<base>-long`` is ``<base>``'s architecture trained with a longer recipe
-#: (training/config.py, ``_RECIPES``; docs/training.md, "Levers").
+#: (training/config.py, ``_RECIPES``; docs/training.md, "The long recipe").
 PRESETS.update({f"{base}-long": PRESETS[base]
                 for base in ("burgers-galerkin", "burgers-fourier", "burgers-fno")})
 
