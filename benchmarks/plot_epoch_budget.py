@@ -21,6 +21,7 @@ import json
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ class Point:
     error: float
 
 
+@cache
 def _base_config(preset: str) -> Mapping[str, Any] | None:
     from neuralop_fem.errors import ConfigError
     from neuralop_fem.training import training_preset
@@ -118,6 +120,11 @@ def series(points: Iterable[Point]) -> dict[tuple[str, float, float], dict[int, 
     return out
 
 
+def mean_error(points: Iterable[Point]) -> float:
+    """The mean test error over ``points`` (the seeds of one model, recipe and budget)."""
+    return float(np.mean([p.error for p in points]))
+
+
 def _rank(model: str) -> tuple[int, str]:
     return (MODEL_ORDER.index(model) if model in MODEL_ORDER else len(MODEL_ORDER), model)
 
@@ -128,10 +135,9 @@ def table(groups: Mapping[tuple[str, float, float], Mapping[int, list[Point]]]) 
              "|---|---|---|---|---|---|---|"]
     for (model, lr, gamma), by_epochs in groups.items():
         for epochs, pts in by_epochs.items():
-            errors = np.array([p.error for p in pts])
             seeds = ", ".join(f"{p.error:.3e} (seed {p.seed})" for p in pts)
             lines.append(f"| {model} | {lr:g} | {gamma:g} | {epochs} | {len(pts)} | "
-                         f"{errors.mean():.3e} | {seeds} |")
+                         f"{mean_error(pts):.3e} | {seeds} |")
     return "\n".join(lines)
 
 
@@ -162,10 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         runs = json.loads(args.results.read_text())["runs"]
-        runs.items()
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError):  # not JSON, no "runs", not an object
+        runs = None
+    if not isinstance(runs, Mapping):
         msg = f"--results {args.results}: expected a reproduction.json with a 'runs' mapping"
-        raise InputError(msg) from exc
+        raise InputError(msg)
     try:
         groups = series(collect(runs, args.data_name, args.resolution))
     except InputError as exc:
@@ -178,12 +185,12 @@ def main(argv: list[str] | None = None) -> int:
     print(table(groups))
 
     fig, ax = plt.subplots(figsize=(8.0, 4.6))
-    colours = {m: f"C{i}" for i, m in enumerate(sorted({k[0] for k in groups}, key=_rank))}
+    colours = {m: f"C{i}" for i, m in enumerate(dict.fromkeys(k[0] for k in groups))}
     markers = {}
     for (model, lr, gamma), by_epochs in groups.items():
         marker = markers.setdefault((lr, gamma), "os^Dv<>"[len(markers) % 7])
         epochs = np.array(list(by_epochs))
-        means = np.array([np.mean([q.error for q in pts]) for pts in by_epochs.values()])
+        means = np.array([mean_error(pts) for pts in by_epochs.values()])
         ax.plot(epochs, means, marker=marker, color=colours[model], lw=1.2,
                 label=f"{model}, peak lr {lr:g}, H1 weight {gamma:g}")
         for e, pts in by_epochs.items():
