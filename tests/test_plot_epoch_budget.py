@@ -33,7 +33,7 @@ RUNS = [
     _run("burgers-galerkin", 2.0e-3, seed=1),
     _run("burgers-galerkin", 1.0e-3, seed=2),
     _run("burgers-galerkin", 1.2e-3, seed=1, epochs=300, lr_max=5e-4, gamma=0.5),
-    _run("burgers-galerkin-long", 0.9e-3, seed=2),  # the same recipe under its own name
+    _run("burgers-galerkin-long", 0.9e-3, seed=2, epochs=300),  # the same recipe, own name
     _run("burgers-fno", 4.0e-3, seed=1),
     _run("burgers-galerkin", 1.1e-3, seed=3, batch_size=4),  # another lever: left out
     _run("burgers-galerkin", 1.1e-3, seed=3, model_changes={"d_model": 104}),  # left out

@@ -63,7 +63,7 @@ def test_presets_follow_the_paper():
         "darcy-inverse", 0.0, 141, 0.01)
 
 
-@pytest.mark.parametrize(("base", "epochs"), [("burgers-galerkin", 300), ("burgers-fourier", 300),
+@pytest.mark.parametrize(("base", "epochs"), [("burgers-galerkin", 400), ("burgers-fourier", 300),
                                                ("burgers-fno", 200)])
 def test_the_long_recipe_changes_only_its_training_settings(base, epochs):
     paper, long = training_preset(base), training_preset(f"{base}-long")
