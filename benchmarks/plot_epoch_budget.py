@@ -31,8 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run_script  # noqa: E402
 from _reproduction_record import model_suffix, paper_value  # noqa: E402
 
-from neuralop_fem.errors import InputError  # noqa: E402
+from neuralop_fem.errors import ConfigError, InputError  # noqa: E402
 from neuralop_fem.plotting import fit_title, legend_beside, log_axis, save  # noqa: E402
+from neuralop_fem.training import training_preset  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reproduction.json"
 #: Training settings a series may vary (the rest must be the paper preset's).
@@ -56,9 +57,6 @@ class Point:
 
 @cache
 def _base_config(preset: str) -> Mapping[str, Any] | None:
-    from neuralop_fem.errors import ConfigError
-    from neuralop_fem.training import training_preset
-
     try:
         return training_preset(f"burgers-{model_suffix(preset)}").to_dict()
     except ConfigError:  # a preset this code does not know: not part of a series

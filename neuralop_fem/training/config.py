@@ -206,9 +206,8 @@ _TASK_SETTINGS: dict[str, dict[str, Any]] = {
 _HALF_LR = {("darcy", "fourier"), ("darcy", "softmax")}
 #: Recipes beyond the paper (docs/training.md, "The long recipe", has the measured errors):
 #: the paper's architecture with other training settings. ``*-long``: more epochs at half the
-#: peak lr (lr 1e-3 over 200+ epochs diverged) and H1 weight 0.5. Galerkin: 400 epochs, 42-47 %
-#: below the paper's recipe on each seed (300 epochs: 37-38 %, 200: 26 %); Fourier: 300 epochs,
-#: 30-38 % below; FNO: 200 epochs, 30 % below (300 epochs were worse on both seeds).
+#: peak lr (lr 1e-3 over 200+ epochs diverged) and H1 weight 0.5, each at the best epoch budget
+#: measured so far for that model (FNO: 300 epochs were worse than 200 on both seeds).
 _LONG = {"lr_max": 5e-4, "gamma": 0.5}
 _RECIPES: dict[str, dict[str, Any]] = {
     "burgers-galerkin-long": {**_LONG, "epochs": 400},
