@@ -58,8 +58,14 @@ def paper_value(task: str, preset: str, n: str, noise: float | None) -> float | 
 
 
 def dataset_record(path: Path) -> dict[str, Any]:
-    """Seed, size, grid, generation settings and variables checksum of a dataset file."""
+    """Seed, size, grid, generation settings, variables checksum and sketch of a dataset file.
+
+    The checksum identifies the values bit for bit; the sketch
+    (:func:`neuralop_fem.data.fingerprint.values_sketch`) also recognises them when regenerated
+    on a CPU that rounds the last bits differently.
+    """
     from neuralop_fem.data import load_dataset
+    from neuralop_fem.data.fingerprint import values_sketch
     from neuralop_fem.data.provenance import generation_settings, variables_checksum
 
     with load_dataset(path) as ds:
@@ -71,6 +77,7 @@ def dataset_record(path: Path) -> dict[str, Any]:
             "n_samples": int(ds.sizes["sample"]), "resolution": int(ds.sizes["x"]),
             "settings": record.get("settings"), "solver_class": record.get("solver_class"),
             "checksum_variables": names, "checksum": variables_checksum(ds, names),
+            "sketch": values_sketch(ds, names),
             "generate_command": generate_command(problem, int(ds.sizes["sample"]),
                                                  record.get("settings"), path),
         }
@@ -78,7 +85,8 @@ def dataset_record(path: Path) -> dict[str, Any]:
 
 def generate_command(problem: str, n_samples: int, settings: dict[str, Any] | None,
                      path: Path) -> str | None:
-    """The ``neuralop-fem generate`` command that regenerates a file bit for bit."""
+    """The ``neuralop-fem generate`` command that regenerates a file (bit for bit where numpy
+    takes the same SIMD loops, to rounding elsewhere: ``reproduce_paper.py --check-data``)."""
     if not settings:
         return None
     from neuralop_fem.data.generation import config_class
@@ -137,6 +145,9 @@ def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 def group_key(entry: dict[str, Any]) -> str:
     """Rows that differ only in the seed share this key.
 
+    Rows on a regeneration of the same data (``data["same_values_as"]``: other checksum, the
+    same values up to rounding) count as on that data.
+
     Training settings added after a row was trained (absent from its ``train_config``) count
     as their defaults, which is what such a run did.
     """
@@ -144,8 +155,10 @@ def group_key(entry: dict[str, Any]) -> str:
 
     train = {k: v for k, v in {**TrainConfig().to_dict(), **entry["train_config"]}.items()
              if k not in ("seed", "device", "num_workers")}
-    return json.dumps([entry["preset"], entry["mode"], entry["data"]["checksum"],
-                       entry["model_config"], train], sort_keys=True)
+    data = entry["data"]
+    data_id = (data.get("same_values_as") or {}).get("checksum") or data["checksum"]
+    return json.dumps([entry["preset"], entry["mode"], data_id, entry["model_config"], train],
+                      sort_keys=True)
 
 
 def aggregate(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -213,11 +226,11 @@ def upgrade_legacy(entry: dict[str, Any], data_dir: Path | None) -> dict[str, An
     """Complete a row written before rows recorded seeds, checksums and commands.
 
     Such rows name their dataset file by path only; when ``data_dir`` holds a file of the
-    same name (regenerated from the same seed and settings: generation is bit for bit
-    reproducible), its record and checksum are filled in, else the generation command is
-    reconstructed from the file name's problem, grid and size with the default settings and
-    the checksum stays None. The training commit was not recorded for these runs: the row
-    says so. The model settings are the preset's (these runs used ``--preset`` unchanged).
+    same name (regenerated from the same seed and settings), its record and checksum are
+    filled in, else the generation command is reconstructed from the file name's problem, grid
+    and size with the default settings and the checksum stays None. The training commit was
+    not recorded for these runs: the row says so. The model settings are the preset's (these
+    runs used ``--preset`` unchanged).
     """
     if "seed" in entry:
         return entry

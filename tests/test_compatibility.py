@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from neuralop_fem import Surrogate, generate, load_dataset
+from neuralop_fem.data.fingerprint import sketch_difference, values_difference, values_sketch
 from neuralop_fem.data.generation import read_generation_settings
 from neuralop_fem.data.provenance import variables_checksum
 from neuralop_fem.evaluation import evaluate_run
@@ -44,19 +45,29 @@ def test_generation_settings_of_the_earlier_release_are_understood():
     assert darcy["n_samples"] == 10
 
 
-def test_an_earlier_file_regenerates_bit_for_bit_and_extends(tmp_path):
+def test_an_earlier_file_regenerates_and_extends(tmp_path):
+    """The fixture was written on another machine, so its values come back to rounding only
+    (numpy picks its exp/sin/cos loops by the CPU: neuralop_fem.data.fingerprint); what this
+    machine computes on both sides comes back bit for bit."""
     old = FIXTURE / "darcy_n17.nc"
     fresh = generate("darcy", n_samples=10, resolution=17, seed=7, out=tmp_path / "new.nc",
                      workers=0, progress=False)
-    with load_dataset(old) as a, load_dataset(fresh) as b:
-        assert variables_checksum(a) == variables_checksum(b)
+    again = generate("darcy", n_samples=10, resolution=17, seed=7, out=tmp_path / "again.nc",
+                     workers=0, progress=False)
+    with load_dataset(old) as a, load_dataset(fresh) as b, load_dataset(again) as c:
+        assert values_difference(a, b) <= 1e-13
+        assert sketch_difference(values_sketch(a), values_sketch(b)) <= 1e-13
+        assert variables_checksum(b) == variables_checksum(c)
     copy = tmp_path / "old.nc"
     shutil.copy(old, copy)
     generate("darcy", n_samples=2, out=copy, append=True, workers=0, progress=False)
     whole = generate("darcy", n_samples=12, resolution=17, seed=7, out=tmp_path / "12.nc",
                      workers=0, progress=False)
     with load_dataset(copy) as a, load_dataset(whole) as b:
-        assert variables_checksum(a) == variables_checksum(b)
+        assert values_difference(a, b) <= 1e-13
+        appended = slice(10, None)
+        assert variables_checksum(a.isel(sample=appended)) == variables_checksum(
+            b.isel(sample=appended))
 
 
 def test_the_run_directory_loads_and_predicts_as_it_did(tmp_path):

@@ -43,6 +43,7 @@ __all__ = [
     "PHYSICS",
     "dataset_provenance",
     "default_record",
+    "field_names",
     "generation_record",
     "generation_settings",
     "import_record",
@@ -244,6 +245,16 @@ def dataset_provenance(data: xr.Dataset, path: str | os.PathLike[str] | None) ->
     }
 
 
+def field_names(data: xr.Dataset) -> list[str]:
+    """The field variables of ``data``'s problem that it holds (e.g. ``a`` and ``u``, plus a
+    stored trajectory), in schema order; not the per-sample diagnostics such as wall times."""
+    from .schema import FIELD_VARIABLES, OPTIONAL_FIELDS
+
+    problem = str(data.attrs.get("problem"))
+    known = list(FIELD_VARIABLES.get(problem, {})) + list(OPTIONAL_FIELDS.get(problem, {}))
+    return [v for v in known if v in data.data_vars]
+
+
 def variables_checksum(data: xr.Dataset, names: list[str] | tuple[str, ...] | None = None, *,
                        chunk: int = 64) -> str:
     """SHA-256 of a dataset's field values: ``"sha256:<hex>"``.
@@ -252,17 +263,15 @@ def variables_checksum(data: xr.Dataset, names: list[str] | tuple[str, ...] | No
     trajectory; not the per-sample diagnostics such as wall times), each variable's name and
     its values as little-endian float64 in C order, read ``chunk`` samples at a time (lazily
     opened files are never loaded whole). Two files hold the same samples exactly when their
-    checksums agree, whatever their chunking or compression; a regenerated dataset (same seed
-    and settings) must reproduce it bit for bit.
+    checksums agree, whatever their chunking or compression. A dataset regenerated (same seed
+    and settings) on a machine whose numpy takes the same SIMD loops reproduces it bit for
+    bit; on another CPU the last bits may differ, which
+    :func:`~neuralop_fem.data.fingerprint.values_sketch` tells apart from other data.
     """
     import hashlib
 
-    from .schema import FIELD_VARIABLES, OPTIONAL_FIELDS
-
     if names is None:
-        problem = str(data.attrs.get("problem"))
-        known = list(FIELD_VARIABLES.get(problem, {})) + list(OPTIONAL_FIELDS.get(problem, {}))
-        names = [v for v in known if v in data.data_vars]
+        names = field_names(data)
     digest = hashlib.sha256()
     n = int(data.sizes["sample"])
     for name in names:

@@ -1,0 +1,99 @@
+"""Is this dataset file the data of those reproduction rows?
+
+Each row of ``results/reproduction.json`` records its dataset's generation settings, the
+SHA-256 checksum of its values and their sketch (:mod:`neuralop_fem.data.fingerprint`). A file
+regenerated with the row's ``generate_command`` on a CPU whose numpy takes the same SIMD loops
+has the same checksum. On another CPU (AVX-512 against AVX2, say) the last bits differ: the
+checksum differs, the sketch shows the values agree to rounding. This module compares one file
+with the rows and says which of the three it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from neuralop_fem.data.fingerprint import SAME_VALUES_RTOL, sketch_difference
+
+__all__ = ["DataMatch", "attach_sketch", "data_matches", "same_values_checksum"]
+
+
+@dataclass(frozen=True)
+class DataMatch:
+    """How a file compares with the data of some rows (all of one recorded checksum).
+
+    ``verdict`` is ``"identical"`` (same checksum), ``"same values"`` (other checksum, sketch
+    difference at most the tolerance), ``"different"`` (beyond it) or ``"unverifiable"`` (the
+    rows record no sketch, and the checksums differ). ``difference`` is the sketch difference
+    (None when not computed).
+    """
+
+    verdict: str
+    checksum: str | None
+    keys: tuple[str, ...]
+    difference: float | None
+
+
+def _generated_alike(row: dict[str, Any], data_row: dict[str, Any]) -> bool:
+    """Whether a row's data was generated like ``data_row``: problem, seed, sample count and
+    the settings both record (settings added to the generator later count as unknown)."""
+    if any(row.get(k) != data_row.get(k) for k in ("problem", "dataset_seed", "n_samples")):
+        return False
+    mine, theirs = data_row.get("settings"), row.get("settings")
+    if not mine or not theirs:
+        return False
+    return all(mine[k] == theirs[k] for k in set(mine) & set(theirs))
+
+
+def data_matches(results: dict[str, Any], data_row: dict[str, Any], *,
+                 rtol: float = SAME_VALUES_RTOL) -> list[DataMatch]:
+    """Compare a file's ``dataset_record`` with the data of every row generated alike.
+
+    One :class:`DataMatch` per recorded checksum among those rows, best first (identical,
+    same values, unverifiable, different); empty when no row's data was generated with the
+    file's settings.
+    """
+    by_checksum: dict[str | None, list[tuple[str, dict[str, Any]]]] = {}
+    for key, entry in results.get("runs", {}).items():
+        row = entry.get("data")
+        if isinstance(row, dict) and _generated_alike(row, data_row):
+            by_checksum.setdefault(row.get("checksum"), []).append((key, row))
+    matches = []
+    for checksum, rows in by_checksum.items():
+        keys = tuple(k for k, _ in rows)
+        if checksum is not None and checksum == data_row.get("checksum"):
+            matches.append(DataMatch("identical", checksum, keys, 0.0))
+            continue
+        sketch = next((r["sketch"] for _, r in rows if r.get("sketch")), None)
+        if sketch is None or data_row.get("sketch") is None:
+            matches.append(DataMatch("unverifiable", checksum, keys, None))
+            continue
+        diff = sketch_difference(sketch, data_row["sketch"])
+        matches.append(DataMatch("same values" if diff <= rtol else "different", checksum,
+                                 keys, diff))
+    order = {"identical": 0, "same values": 1, "unverifiable": 2, "different": 3}
+    return sorted(matches, key=lambda m: (order[m.verdict], m.difference or 0.0))
+
+
+def same_values_checksum(results: dict[str, Any], data_row: dict[str, Any], *,
+                         rtol: float = SAME_VALUES_RTOL) -> dict[str, Any] | None:
+    """For a row about to be recorded: the rows' checksum whose values the file holds up to
+    rounding (``{"checksum", "difference"}``), None when some row's data is identical or none
+    holds the same values. Rows on either file then form one group."""
+    matches = data_matches(results, data_row, rtol=rtol)
+    if not matches or matches[0].verdict != "same values":
+        return None
+    return {"checksum": matches[0].checksum, "difference": matches[0].difference}
+
+
+def attach_sketch(results: dict[str, Any], data_row: dict[str, Any]) -> list[str]:
+    """Give the rows whose data is bit-identical to the file (same checksum) and that lack a
+    sketch the file's sketch; returns their keys."""
+    done = []
+    for key, entry in results.get("runs", {}).items():
+        row = entry.get("data")
+        if (isinstance(row, dict) and row.get("checksum") is not None
+                and row.get("checksum") == data_row.get("checksum") and not row.get("sketch")):
+            row["sketch"] = data_row["sketch"]
+            done.append(key)
+    return done
