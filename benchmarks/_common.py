@@ -132,6 +132,20 @@ def count(minimum: int = 1) -> Callable[[str], int]:
     return int_range(minimum)
 
 
+def input_file(text: str) -> Path:
+    """An argparse type: an existing, readable file (the ``neuralop-fem`` rule and message)."""
+    from neuralop_fem.commands._options import input_file as parse
+
+    return parse(text)
+
+
+def number_above(minimum: float) -> Callable[[str], float]:
+    """An argparse type: a finite number ``> minimum`` (the ``neuralop-fem`` rule)."""
+    from neuralop_fem.commands._options import float_range
+
+    return float_range(minimum)
+
+
 def run_script(main: Callable[[list[str]], int | None], argv: list[str] | None = None) -> int:
     """Run a benchmark's ``main(argv)`` the way the ``neuralop-fem`` command line runs a command.
 

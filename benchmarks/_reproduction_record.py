@@ -208,8 +208,11 @@ def markdown(results: dict[str, Any]) -> str:
         "`zero-shot`: the same weights evaluated on a finer grid without retraining. Burgers",
         "data `nugt` = viscosity 0.1/(2 pi), the value the paper states (its data section);",
         "`nufno` = 0.1 (the FNO paper's, a much easier problem: not comparable to the paper).",
-        "Every row of reproduction.json records the dataset seed and checksum, the code commit,",
-        "the commands to rerun it, hardware and threads.", "",
+        "Every row of reproduction.json records the dataset seed, checksum and sketch, the code",
+        "commit, the commands to rerun it, hardware and threads. `python",
+        "benchmarks/reproduce_paper.py --check-data FILE` checks a regenerated dataset against",
+        "the rows (bit for bit, or to rounding where another CPU rounds the last bits",
+        "differently).", "",
         "| preset | recipe | data | n | ours rel. L2 (mean over seeds) | paper | rel. H1 | seeds |"
         " train time per seed | device |",
         "|---|---|---|---|---|---|---|---|---|---|",

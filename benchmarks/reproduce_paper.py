@@ -41,8 +41,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import count, run_script, write_results  # noqa: E402
+from _common import count, input_file, number_above, run_script, write_results  # noqa: E402
 from _common import record as run_record  # noqa: E402
+from _data_identity import attach_sketch, data_matches, same_values_checksum  # noqa: E402
 from _reproduction_record import (  # noqa: E402
     VISCOSITY,
     changes,
@@ -51,6 +52,8 @@ from _reproduction_record import (  # noqa: E402
     train_command,
     upgrade_legacy,
 )
+
+from neuralop_fem.data.fingerprint import SAME_VALUES_RTOL  # noqa: E402
 
 # Tiny settings of --quick (a smoke run of every step, not a reproduction).
 QUICK = {
@@ -257,8 +260,60 @@ def merge(entries: list[dict[str, Any]], stem: str, quick: bool, data_dir: Path)
     results["quick"] = quick
     results["runs"] = {k: upgrade_legacy(v, data_dir) for k, v in results["runs"].items()}
     for entry in entries:
+        same = same_values_checksum(results, entry["data"])
+        if same is not None:
+            entry["data"]["same_values_as"] = same
+            _log.info("%s: checksum %s, the values of the rows' data %s up to rounding "
+                      "(estimated relative difference %.1e)", entry["data"]["path"],
+                      entry["data"]["checksum"], same["checksum"], same["difference"])
         results["runs"][entry["key"]] = entry
     write_results(stem, results, markdown(results))
+
+
+def check_data(paths: list[Path], stem: str, rtol: float) -> int:
+    """``--check-data``: say for each file whether it holds the data of recorded rows.
+
+    Prints one line per recorded dataset generated with the file's settings: bit-identical,
+    the same values up to rounding (another CPU's last bits), different, or unverifiable (the
+    rows predate sketches and the checksums differ). A bit-identical file gives rows that lack
+    a sketch theirs. Exit status 0 when every file holds some rows' data, else 1.
+    """
+    path = HERE / "results" / f"{stem}.json"
+    results = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
+    ok, changed = True, False
+    for data in paths:
+        row = dataset_record(data)
+        matches = data_matches(results, row, rtol=rtol)
+        if not matches:
+            print(f"{data}: no row of {path.name} was trained on data generated with these "
+                  f"settings ({row['problem']}, seed {row['dataset_seed']}, "
+                  f"{row['n_samples']} samples; checksum {row['checksum']})")
+            ok = False
+            continue
+        for m in matches:
+            rows = f"{len(m.keys)} row{'s' if len(m.keys) != 1 else ''} ({m.checksum})"
+            if m.verdict == "identical":
+                text = f"bit-identical to the data of {rows}"
+            elif m.verdict == "same values":
+                text = (f"the same values as the data of {rows} up to rounding: estimated "
+                        f"relative difference {m.difference:.1e} <= {rtol:g}; the checksum "
+                        f"{row['checksum']} differs, as a regeneration on a CPU whose numpy "
+                        "takes other SIMD loops does")
+            elif m.verdict == "different":
+                text = (f"NOT the data of {rows}: estimated relative difference "
+                        f"{m.difference:.1e} > {rtol:g}")
+            else:
+                text = (f"unverifiable against {rows}: the checksums differ and those rows "
+                        "record no sketch")
+            print(f"{data}: {text}")
+        added = attach_sketch(results, row)
+        if added:
+            print(f"{data}: recorded its sketch in the {len(added)} rows on this data")
+            changed = True
+        ok = ok and matches[0].verdict in ("identical", "same values")
+    if changed:
+        write_results(stem, results, markdown(results))
+    return 0 if ok else 1
 
 
 def _reproduce_command(args: argparse.Namespace, preset: str, seed: int) -> str:
@@ -298,6 +353,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--record", action="append", type=Path, metavar="RUN_DIR",
                    help="only evaluate and record these finished runs (with --data)")
     p.add_argument("--data", type=Path, help="dataset of the --record runs")
+    p.add_argument("--check-data", dest="check_data", action="append", type=input_file,
+                   metavar="FILE",
+                   help="only say whether FILE holds the data of recorded rows (bit for bit, "
+                        "or to rounding when regenerated on another CPU); repeatable")
+    p.add_argument("--rtol", type=number_above(0), default=SAME_VALUES_RTOL,
+                   help="largest relative difference of --check-data's 'same values' "
+                        f"(default {SAME_VALUES_RTOL:g})")
     p.add_argument("--training-commit", metavar="SHA",
                    help="code commit of --record runs whose run.json predates recording it")
     p.add_argument("--quick", action="store_true", help="tiny smoke run of every step")
@@ -320,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
     stem = "reproduction_quick" if args.quick else "reproduction"
     args.data_dir = args.data_dir or HERE.parent / "data" / stem  # /data/ and /runs/ are ignored
     args.runs_dir = args.runs_dir or HERE.parent / "runs" / stem
+    if args.check_data:
+        return check_data(args.check_data, stem, args.rtol)
     if args.record:
         if args.data is None:
             _parser().error("--record needs --data")

@@ -1,0 +1,146 @@
+"""Telling a regenerated dataset from other data against the reproduction rows
+(benchmarks/_data_identity.py and ``reproduce_paper.py --check-data``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neuralop_fem.data import BurgersDataConfig, generate, load_dataset, save_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import _common  # noqa: E402
+import reproduce_paper  # noqa: E402
+from _data_identity import (  # noqa: E402
+    attach_sketch,
+    data_matches,
+    same_values_checksum,
+)
+from _reproduction_record import dataset_record, group_key  # noqa: E402
+
+
+def _rounded_elsewhere(src: Path, out: Path, rel: float) -> Path:
+    """``src`` with every value moved by about ``rel`` relative: what another CPU's last bits
+    do to a regeneration (rel ~ 1e-15), or a real change (rel large)."""
+    rng = np.random.default_rng(5)
+    with load_dataset(src) as ds:
+        moved = ds.load().copy(deep=True)
+    for name in ("u0", "u"):
+        moved[name] = moved[name] * (1 + rel * rng.standard_normal(moved[name].shape))
+    save_dataset(moved, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("identity")
+    data = generate("burgers", n_samples=12, resolution=32, seed=1, out=tmp / "b.nc",
+                    workers=0, progress=False)
+    return {
+        "data": data,
+        "again": generate("burgers", n_samples=12, resolution=32, seed=1, out=tmp / "again.nc",
+                          workers=0, progress=False),
+        "elsewhere": _rounded_elsewhere(data, tmp / "elsewhere.nc", 2e-15),
+        "changed": _rounded_elsewhere(data, tmp / "changed.nc", 1e-6),
+        "viscous": generate("burgers", n_samples=12, resolution=32, seed=1, out=tmp / "nu.nc",
+                            config=BurgersDataConfig(viscosity=0.1), workers=0, progress=False),
+        "seed2": generate("burgers", n_samples=12, resolution=32, seed=2, out=tmp / "s2.nc",
+                          workers=0, progress=False),
+    }
+
+
+def _results(*rows: tuple[str, dict]) -> dict:
+    return {"runs": {key: {"key": key, "data": copy.deepcopy(row)} for key, row in rows}}
+
+
+def test_a_regeneration_is_identical_and_rounding_elsewhere_is_the_same_values(files):
+    row = dataset_record(files["data"])
+    results = _results(("a", row), ("b", row))
+    [same] = data_matches(results, dataset_record(files["again"]))
+    assert (same.verdict, same.keys, same.difference) == ("identical", ("a", "b"), 0.0)
+    elsewhere = dataset_record(files["elsewhere"])
+    assert elsewhere["checksum"] != row["checksum"]
+    [m] = data_matches(results, elsewhere)
+    assert m.verdict == "same values"
+    assert 0 < m.difference < 1e-13
+    assert same_values_checksum(results, elsewhere) == {"checksum": row["checksum"],
+                                                         "difference": m.difference}
+    assert same_values_checksum(results, dataset_record(files["again"])) is None
+
+
+def test_changed_values_are_different_and_other_settings_match_no_row(files):
+    results = _results(("a", dataset_record(files["data"])))
+    [m] = data_matches(results, dataset_record(files["changed"]))
+    assert m.verdict == "different"
+    assert 1e-7 < m.difference < 1e-5
+    assert same_values_checksum(results, dataset_record(files["changed"])) is None
+    assert data_matches(results, dataset_record(files["viscous"])) == []
+    assert data_matches(results, dataset_record(files["seed2"])) == []
+
+
+def test_rows_without_a_sketch_are_unverifiable_until_identical_data_gives_them_one(files):
+    bare = dataset_record(files["data"])
+    del bare["sketch"]
+    results = _results(("a", bare), ("other", dataset_record(files["viscous"])))
+    [m] = data_matches(results, dataset_record(files["elsewhere"]))
+    assert m.verdict == "unverifiable"
+    assert attach_sketch(results, dataset_record(files["elsewhere"])) == []
+    assert attach_sketch(results, dataset_record(files["again"])) == ["a"]
+    assert "sketch" in results["runs"]["a"]["data"]
+    [m] = data_matches(results, dataset_record(files["elsewhere"]))
+    assert m.verdict == "same values"
+
+
+def test_rows_on_a_regeneration_elsewhere_group_with_the_original(files):
+    entry = {"preset": "burgers-galerkin", "mode": "paper", "model_config": {},
+             "train_config": {"seed": 1}, "data": dataset_record(files["data"])}
+    moved = copy.deepcopy(entry) | {"train_config": {"seed": 2},
+                                    "data": dataset_record(files["elsewhere"])}
+    assert group_key(entry) != group_key(moved)
+    moved["data"]["same_values_as"] = same_values_checksum(
+        {"runs": {"a": entry}}, moved["data"])
+    assert group_key(entry) == group_key(moved)
+
+
+def test_check_data_reports_each_case_and_completes_rows(files, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(reproduce_paper, "HERE", tmp_path)
+    monkeypatch.setattr(_common, "RESULTS", tmp_path / "results")
+    bare = dataset_record(files["data"])
+    del bare["sketch"]
+    (tmp_path / "results").mkdir()
+    stored = _results(("a", bare))
+    stored["runs"]["a"].update({"preset": "burgers-galerkin", "mode": "paper", "task": "burgers",
+                                "label": "", "seed": 1, "model_config": {},
+                                "train_config": {"seed": 1}, "n_parameters": 1,
+                                "train_wall_time_s": 1.0, "device": "cpu",
+                                "errors": {"32": {"rel_l2": {"mean": 0.1},
+                                                  "rel_h1": {"mean": 0.2},
+                                                  "zero_shot": False}}})
+    path = tmp_path / "results" / "reproduction.json"
+    path.write_text(json.dumps(stored))
+    assert reproduce_paper.main(["--check-data", str(files["elsewhere"])]) == 1
+    assert "unverifiable" in capsys.readouterr().out
+    assert reproduce_paper.main(["--check-data", str(files["again"])]) == 0
+    out = capsys.readouterr().out
+    assert "bit-identical to the data of 1 row" in out
+    assert "recorded its sketch in the 1 rows" in out
+    assert "sketch" in json.loads(path.read_text())["runs"]["a"]["data"]
+    assert (tmp_path / "results" / "reproduction.md").is_file()
+    assert reproduce_paper.main(["--check-data", str(files["elsewhere"])]) == 0
+    assert "the same values as the data of 1 row" in capsys.readouterr().out
+    assert reproduce_paper.main(["--check-data", str(files["changed"]),
+                                 "--check-data", str(files["again"])]) == 1
+    out = capsys.readouterr().out
+    assert "NOT the data of 1 row" in out
+    assert "bit-identical" in out
+    assert reproduce_paper.main(["--check-data", str(files["elsewhere"]),
+                                 "--rtol", "1e-20"]) == 1
+    assert reproduce_paper.main(["--check-data", str(files["viscous"])]) == 1
+    assert "no row of reproduction.json was trained on data generated" in (
+        capsys.readouterr().out)
