@@ -68,7 +68,13 @@ def data_matches(results: dict[str, Any], data_row: dict[str, Any], *,
         if sketch is None or data_row.get("sketch") is None:
             matches.append(DataMatch("unverifiable", checksum, keys, None))
             continue
-        diff = sketch_difference(sketch, data_row["sketch"])
+        try:
+            diff = sketch_difference(sketch, data_row["sketch"])
+        except ValueError as exc:
+            from neuralop_fem.errors import DatasetError
+
+            msg = f"the data sketch of row {keys[0]!r} cannot be compared: {exc}"
+            raise DatasetError(msg) from None
         matches.append(DataMatch("same values" if diff <= rtol else "different", checksum,
                                  keys, diff))
     order = {"identical": 0, "same values": 1, "unverifiable": 2, "different": 3}

@@ -252,11 +252,28 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
     }
 
 
+def load_results(path: Path) -> dict[str, Any]:
+    """The rows of ``path`` (none if it does not exist); a damaged file is one error."""
+    from neuralop_fem.errors import DatasetError
+
+    if not path.is_file():
+        return {"runs": {}}
+    try:
+        results = json.loads(path.read_text())
+    except ValueError as exc:
+        msg = f"{path}: not a results file (invalid JSON: {exc})"
+        raise DatasetError(msg) from None
+    if not isinstance(results, dict) or not isinstance(results.get("runs"), dict):
+        msg = f"{path}: not a results file (expected an object with `runs`)"
+        raise DatasetError(msg)
+    return results
+
+
 def merge(entries: list[dict[str, Any]], stem: str, quick: bool, data_dir: Path) -> None:
     """Add rows to ``results/<stem>.json`` (completing rows of the older format) and rewrite
     the markdown."""
     path = HERE / "results" / f"{stem}.json"
-    results = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
+    results = load_results(path)
     results["quick"] = quick
     results["runs"] = {k: upgrade_legacy(v, data_dir) for k, v in results["runs"].items()}
     for entry in entries:
@@ -279,7 +296,7 @@ def check_data(paths: list[Path], stem: str, rtol: float) -> int:
     a sketch theirs. Exit status 0 when every file holds some rows' data, else 1.
     """
     path = HERE / "results" / f"{stem}.json"
-    results = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
+    results = load_results(path)
     ok, changed = True, False
     for data in paths:
         row = dataset_record(data)

@@ -144,3 +144,34 @@ def test_check_data_reports_each_case_and_completes_rows(files, tmp_path, monkey
     assert reproduce_paper.main(["--check-data", str(files["viscous"])]) == 1
     assert "no row of reproduction.json was trained on data generated" in (
         capsys.readouterr().out)
+
+
+def test_a_tampered_row_sketch_is_one_error_naming_the_row(files):
+    from neuralop_fem.errors import DatasetError
+
+    row = dataset_record(files["data"])
+    row["sketch"]["variables"]["u"]["projections"] = "tampered"
+    results = _results(("the-row", row))
+    with pytest.raises(DatasetError, match="data sketch of row 'the-row' cannot be compared"):
+        data_matches(results, dataset_record(files["elsewhere"]))
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("{not json", "not a results file (invalid JSON"),
+    ("[1, 2]", "expected an object with `runs`"),
+])
+def test_a_damaged_results_file_is_one_line(files, tmp_path, content, message):
+    import subprocess
+
+    env_root = tmp_path / "bench"
+    (env_root / "results").mkdir(parents=True)
+    for name in ("reproduce_paper.py", "_common.py", "_data_identity.py",
+                 "_reproduction_record.py"):
+        (env_root / name).write_text((ROOT / "benchmarks" / name).read_text())
+    (env_root / "results" / "reproduction.json").write_text(content)
+    proc = subprocess.run([sys.executable, str(env_root / "reproduce_paper.py"), "--check-data",
+                           str(files["data"])], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert message in proc.stderr.strip().splitlines()[-1]

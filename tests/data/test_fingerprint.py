@@ -109,3 +109,21 @@ def test_field_names_are_the_checksummed_fields(darcy_ds, rng):
     with_traj = make_burgers(rng, times=3)
     assert field_names(with_traj) == ["u0", "u", "u_t"]
     assert variables_checksum(with_traj) == variables_checksum(with_traj, ["u0", "u", "u_t"])
+
+
+@pytest.mark.parametrize("damage", [
+    lambda s: s.pop("variables"),
+    lambda s: s["variables"]["u"].pop("norm"),
+    lambda s: s["variables"]["u"].update(projections=[1.0, "x"]),
+    lambda s: s["variables"]["u"].update(projections=[1.0]),
+    lambda s: s["variables"].update(u="garbage"),
+])
+def test_a_damaged_sketch_is_refused_by_name(rng, damage):
+    ds = make_burgers(rng, n_samples=4, n=16)
+    good = values_sketch(ds)
+    bad = json.loads(json.dumps(good))
+    damage(bad)
+    with pytest.raises(ValueError, match="sketch"):
+        sketch_difference(good, bad)
+    with pytest.raises(ValueError, match="sketch"):
+        sketch_difference(bad, good)
