@@ -66,7 +66,11 @@ def dataset_record(path: Path) -> dict[str, Any]:
     """
     from neuralop_fem.data import load_dataset
     from neuralop_fem.data.fingerprint import values_sketch
-    from neuralop_fem.data.provenance import generation_settings, variables_checksum
+    from neuralop_fem.data.provenance import (
+        generation_settings,
+        read_record,
+        variables_checksum,
+    )
 
     with load_dataset(path) as ds:
         record = generation_settings(ds.attrs, source=str(path)) or {}
@@ -78,6 +82,7 @@ def dataset_record(path: Path) -> dict[str, Any]:
             "settings": record.get("settings"), "solver_class": record.get("solver_class"),
             "checksum_variables": names, "checksum": variables_checksum(ds, names),
             "sketch": values_sketch(ds, names),
+            "float_paths": read_record(ds.attrs, source=str(path)).get("float_paths"),
             "generate_command": generate_command(problem, int(ds.sizes["sample"]),
                                                  record.get("settings"), path),
         }

@@ -325,7 +325,8 @@ def check_data(paths: list[Path], stem: str, rtol: float) -> int:
             print(f"{data}: {text}")
         added = attach_sketch(results, row)
         if added:
-            print(f"{data}: recorded its sketch in the {len(added)} rows on this data")
+            print(f"{data}: recorded its sketch in the {len(added)} "
+                  f"row{'s' if len(added) != 1 else ''} on this data")
             changed = True
         ok = ok and matches[0].verdict in ("identical", "same values")
     if changed:

@@ -129,7 +129,7 @@ def test_check_data_reports_each_case_and_completes_rows(files, tmp_path, monkey
     assert reproduce_paper.main(["--check-data", str(files["again"])]) == 0
     out = capsys.readouterr().out
     assert "bit-identical to the data of 1 row" in out
-    assert "recorded its sketch in the 1 rows" in out
+    assert "recorded its sketch in the 1 row on this data" in out
     assert "sketch" in json.loads(path.read_text())["runs"]["a"]["data"]
     assert (tmp_path / "results" / "reproduction.md").is_file()
     assert reproduce_paper.main(["--check-data", str(files["elsewhere"])]) == 0

@@ -96,7 +96,9 @@ def describe(path: str | Path, *, check: bool = False) -> str:
 
     from ..data import load_dataset
     from ..data import schema as S
+    from ..data.float_paths import describe_float_paths
     from ..data.io import read_values, verify_dataset
+    from ..data.provenance import field_names, read_record, variables_checksum
 
     path = Path(path)
     ds = load_dataset(path)
@@ -129,6 +131,11 @@ def describe(path: str | Path, *, check: bool = False) -> str:
         lines.append(f"storage:     {a['storage_dtype']} fields, chunked by sample, zlib")
         lines.append("checksums:   " + ("not checked (--no-check)" if blocks is None else
                                         f"verified ({blocks} chunks read)"))
+        if blocks is not None:
+            names = field_names(ds)
+            lines.append(f"values:      {variables_checksum(ds, names)} (of {', '.join(names)})")
+        written = describe_float_paths(read_record(a, source=str(path)).get("float_paths"))
+        lines.append("written on:  " + written.replace("\n", "\n             "))
         params = {k: v for k, v in a.items() if k not in _HEADER}
         lines.append("parameters:")
         for key in sorted(params):

@@ -6,7 +6,7 @@ this module is the only place that knows its layout:
 
 * :func:`generation_record` (written by ``generate``): ``{"settings": {...every generation
   setting, problem included...}, "n_samples", "chunk_size", "solver_class",
-  "solver_config", "neuralop_fem_version"}``;
+  "solver_config", "neuralop_fem_version", "float_paths"}``;
 * :func:`import_record` (written by ``import-mat``): ``{"problem", "source_file", "format",
   "keys", "physics"}``, where ``physics`` maps each parameter of :data:`PHYSICS` to the value
   given to ``import-mat`` or None (unknown: the legacy files do not record them);
@@ -70,12 +70,18 @@ def _dumps(record: Mapping[str, object]) -> str:
 
 
 def generation_record(*, settings: Mapping[str, object], n_samples: int, chunk_size: int,
-                      solver_class: str, solver_config: Mapping[str, object], version: str) -> str:
-    """The ``config_json`` text of a file written by ``generate``."""
+                      solver_class: str, solver_config: Mapping[str, object], version: str,
+                      float_paths: list[dict[str, Any] | None] | None = None) -> str:
+    """The ``config_json`` text of a file written by ``generate``.
+
+    ``float_paths``: the distinct kernel choices of the processes that solved the samples
+    (:func:`neuralop_fem.data.float_paths.float_paths`; None for samples written by an earlier
+    release), in the order met.
+    """
     return _dumps({
         "settings": dict(settings), "n_samples": int(n_samples), "chunk_size": int(chunk_size),
         "solver_class": solver_class, "solver_config": dict(solver_config),
-        "neuralop_fem_version": version,
+        "neuralop_fem_version": version, "float_paths": list(float_paths or []),
     })
 
 

@@ -11,19 +11,9 @@ import numpy as np
 import torch
 
 from .. import __version__
+from ..data.float_paths import cpu_model as _cpu_model
 
 __all__ = ["environment_info"]
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def code_version() -> dict[str, Any]:

@@ -21,8 +21,8 @@ from solvers.problems import get_problem
 
 from .. import schema as S
 from ..io import load_dataset, save_dataset
-from ..provenance import ATTR, generation_record
-from .store import Manifest, PartialRun, chunk_bounds
+from ..provenance import ATTR, generation_record, read_record
+from .store import FLOAT_PATHS, Manifest, PartialRun, chunk_bounds
 
 __all__ = ["assemble"]
 
@@ -36,7 +36,7 @@ def _field_names(problem: str, first: dict[str, Any]) -> list[str]:
 
 def _template(problem: str, first: dict[str, Any], attrs: dict[str, Any], time: Any) -> xr.Dataset:
     """A one-sample dataset built by the schema builder: the source of every attribute."""
-    one = {k: v[:1] for k, v in first.items()}
+    one = {k: v[:1] for k, v in first.items() if k != FLOAT_PATHS}
     diag = {S.SEED: one["seed"], S.ITERATIONS: one["iterations"], S.RESIDUAL: one["residual"],
             S.SOLVE_TIME: one["solve_time"]}
     spec = get_problem(problem)
@@ -45,7 +45,8 @@ def _template(problem: str, first: dict[str, Any], attrs: dict[str, Any], time: 
                                        **diag, **extra)
 
 
-def _file_attrs(manifest: Manifest, source: str) -> dict[str, Any]:
+def _file_attrs(manifest: Manifest, source: str,
+                float_paths: list[dict[str, Any] | None] | None = None) -> dict[str, Any]:
     settings = manifest["settings"]
     plain = {k: v for k, v in settings.items() if k != "problem"}
     if plain.get("output_times") is None:
@@ -53,7 +54,7 @@ def _file_attrs(manifest: Manifest, source: str) -> dict[str, Any]:
     record = generation_record(
         settings=settings, n_samples=manifest["stop"], chunk_size=manifest["chunk_size"],
         solver_class=manifest["solver_class"], solver_config=manifest["solver_config"],
-        version=manifest["neuralop_fem_version"],
+        version=manifest["neuralop_fem_version"], float_paths=float_paths,
     )
     return {
         **plain,
@@ -91,20 +92,24 @@ def assemble(partial: PartialRun, manifest: Manifest, *, out: Path, source: str)
     if "u_t" in first:
         times = settings["output_times"]
         time = np.asarray(times, dtype=np.float64)
-    template = _template(problem, first, _file_attrs(manifest, source), time)
     names = _field_names(problem, first)
 
     diagnostics = {k: [] for k in ("seed", "iterations", "residual", "solve_time")}
     blocks: dict[str, list[Any]] = {name: [] for name in names}
     existing = None
+    paths: list[dict[str, Any] | None] = []
     if manifest["append"]:
         existing = load_dataset(out)
+        paths = list(read_record(existing.attrs, source=str(out)).get("float_paths") or [None])
         kept = existing.isel({S.SAMPLE: slice(0, manifest["start"])})
         for name in names:
             blocks[name].append(kept[name].data.astype(np.float64))
         for name in diagnostics:
             diagnostics[name].append(np.asarray(kept[name].values))
     for a, b in chunks:
+        entry = partial.read_float_paths(a, b)
+        if entry not in paths:
+            paths.append(entry)
         diag = partial.read_chunk(a, b, diagnostics)
         for name in diagnostics:
             diagnostics[name].append(diag[name])
@@ -113,6 +118,7 @@ def assemble(partial: PartialRun, manifest: Manifest, *, out: Path, source: str)
             load = dask.delayed(_load_one, pure=True)(partial.chunk_path(a, b), name)
             blocks[name].append(da.from_delayed(load, shape=shape, dtype=np.float64))
 
+    template = _template(problem, first, _file_attrs(manifest, source, paths), time)
     n_total = manifest["stop"]
     data_vars: dict[str, Any] = {}
     for name in names:

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .config import DataConfig
+from .store import FLOAT_PATHS
 
 __all__ = ["Progress", "check_main_guard", "run_chunks", "solve_chunk"]
 
@@ -47,13 +48,18 @@ def solve_chunk(
     """Generate the global samples ``start .. stop-1`` of a dataset.
 
     Returns the fields of the problem (e.g. ``u0``, ``u``), the per-sample ``seed``
-    (uint64) and the solver diagnostics ``iterations``, ``residual``, ``solve_time``.
+    (uint64), the solver diagnostics ``iterations``, ``residual``, ``solve_time`` and, as a
+    0-d text array ``float_paths``, the kernel choices of the process that solved them
+    (:func:`neuralop_fem.data.float_paths.float_paths`).
     """
     from solvers.grf import sample_seeds
+
+    from ..float_paths import float_paths_json
 
     seeds = np.asarray(sample_seeds(dataset_seed, np.arange(start, stop)), dtype=np.uint64)
     out = config.solve_chunk(resolution, seeds)
     out["seed"] = seeds
+    out[FLOAT_PATHS] = np.asarray(float_paths_json())
     return out
 
 

@@ -27,9 +27,12 @@ from numpy.typing import NDArray
 
 from ...files import atomic_path
 
-__all__ = ["Manifest", "PartialRun", "chunk_bounds", "partial_dir"]
+__all__ = ["FLOAT_PATHS", "Manifest", "PartialRun", "chunk_bounds", "partial_dir"]
 
 _MANIFEST = "manifest.json"
+#: The chunk entry holding, as JSON text, the kernel choices of the process that solved it
+#: (absent from chunks written by earlier releases).
+FLOAT_PATHS = "float_paths"
 _CHUNK_RE = re.compile(r"^chunk-(\d{10})-(\d{10})\.npz$")
 
 
@@ -125,6 +128,13 @@ class PartialRun:
         path = self.chunk_path(start, stop)
         _atomic_write(path, lambda fh: np.savez(fh, **arrays))
         return path
+
+    def read_float_paths(self, start: int, stop: int) -> dict[str, Any] | None:
+        """The kernel choices recorded with one chunk, None if it records none."""
+        with np.load(self.chunk_path(start, stop)) as data:
+            if FLOAT_PATHS not in data.files:
+                return None
+            return json.loads(str(data[FLOAT_PATHS]))
 
     def read_chunk(
         self, start: int, stop: int, names: Iterable[str] | None = None
