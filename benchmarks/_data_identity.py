@@ -15,7 +15,7 @@ from typing import Any
 
 from neuralop_fem.data.fingerprint import SAME_VALUES_RTOL, sketch_difference
 
-__all__ = ["DataMatch", "attach_sketch", "data_matches", "same_values_checksum"]
+__all__ = ["DataMatch", "data_matches", "record_identical", "same_values_checksum"]
 
 
 @dataclass(frozen=True)
@@ -92,14 +92,28 @@ def same_values_checksum(results: dict[str, Any], data_row: dict[str, Any], *,
     return {"checksum": matches[0].checksum, "difference": matches[0].difference}
 
 
-def attach_sketch(results: dict[str, Any], data_row: dict[str, Any]) -> list[str]:
-    """Give the rows whose data is bit-identical to the file (same checksum) and that lack a
-    sketch the file's sketch; returns their keys."""
+def record_identical(results: dict[str, Any], data_row: dict[str, Any]) -> list[str]:
+    """Complete the rows whose data is bit-identical to the file (same checksum): a row that
+    lacks a sketch gets the file's, and ``reproduced_by`` gains the file's kernel choices
+    (its ``float_paths``: the processes that generated it) not yet listed. Returns the keys
+    of the rows changed."""
     done = []
     for key, entry in results.get("runs", {}).items():
         row = entry.get("data")
-        if (isinstance(row, dict) and row.get("checksum") is not None
-                and row.get("checksum") == data_row.get("checksum") and not row.get("sketch")):
+        if not (isinstance(row, dict) and row.get("checksum") is not None
+                and row.get("checksum") == data_row.get("checksum")):
+            continue
+        changed = False
+        if not row.get("sketch"):
             row["sketch"] = data_row["sketch"]
+            changed = True
+        listed = row.setdefault("reproduced_by", [])
+        for paths in data_row.get("float_paths") or []:
+            if paths is not None and paths not in listed:
+                listed.append(paths)
+                changed = True
+        if not listed:
+            del row["reproduced_by"]
+        if changed:
             done.append(key)
     return done

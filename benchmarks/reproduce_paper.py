@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import count, input_file, number_above, run_script, write_results  # noqa: E402
 from _common import record as run_record  # noqa: E402
-from _data_identity import attach_sketch, data_matches, same_values_checksum  # noqa: E402
+from _data_identity import data_matches, record_identical, same_values_checksum  # noqa: E402
 from _reproduction_record import (  # noqa: E402
     VISCOSITY,
     changes,
@@ -323,10 +323,11 @@ def check_data(paths: list[Path], stem: str, rtol: float) -> int:
                 text = (f"unverifiable against {rows}: the checksums differ and those rows "
                         "record no sketch")
             print(f"{data}: {text}")
-        added = attach_sketch(results, row)
+        added = record_identical(results, row)
         if added:
-            print(f"{data}: recorded its sketch in the {len(added)} "
-                  f"row{'s' if len(added) != 1 else ''} on this data")
+            print(f"{data}: recorded its sketch and the kernel choices that wrote it "
+                  f"(reproduced_by) in the {len(added)} row{'s' if len(added) != 1 else ''} "
+                  "on this data")
             changed = True
         ok = ok and matches[0].verdict in ("identical", "same values")
     if changed:

@@ -12,14 +12,15 @@ import numpy as np
 import pytest
 
 from neuralop_fem.data import BurgersDataConfig, generate, load_dataset, save_dataset
+from neuralop_fem.data.float_paths import float_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import _common  # noqa: E402
 import reproduce_paper  # noqa: E402
 from _data_identity import (  # noqa: E402
-    attach_sketch,
     data_matches,
+    record_identical,
     same_values_checksum,
 )
 from _reproduction_record import dataset_record, group_key  # noqa: E402
@@ -90,9 +91,17 @@ def test_rows_without_a_sketch_are_unverifiable_until_identical_data_gives_them_
     results = _results(("a", bare), ("other", dataset_record(files["viscous"])))
     [m] = data_matches(results, dataset_record(files["elsewhere"]))
     assert m.verdict == "unverifiable"
-    assert attach_sketch(results, dataset_record(files["elsewhere"])) == []
-    assert attach_sketch(results, dataset_record(files["again"])) == ["a"]
-    assert "sketch" in results["runs"]["a"]["data"]
+    assert record_identical(results, dataset_record(files["elsewhere"])) == []
+    again = dataset_record(files["again"])
+    assert record_identical(results, again) == ["a"]
+    row = results["runs"]["a"]["data"]
+    assert row["sketch"] == again["sketch"]
+    assert row["reproduced_by"] == again["float_paths"] == [float_paths()]
+    assert record_identical(results, again) == []  # nothing new to record
+    other_machine = copy.deepcopy(again)
+    other_machine["float_paths"] = [float_paths() | {"cpu": "another CPU"}]
+    assert record_identical(results, other_machine) == ["a"]
+    assert [p["cpu"] for p in row["reproduced_by"]] == [float_paths()["cpu"], "another CPU"]
     [m] = data_matches(results, dataset_record(files["elsewhere"]))
     assert m.verdict == "same values"
 
@@ -129,7 +138,7 @@ def test_check_data_reports_each_case_and_completes_rows(files, tmp_path, monkey
     assert reproduce_paper.main(["--check-data", str(files["again"])]) == 0
     out = capsys.readouterr().out
     assert "bit-identical to the data of 1 row" in out
-    assert "recorded its sketch in the 1 row on this data" in out
+    assert "(reproduced_by) in the 1 row on this data" in out
     assert "sketch" in json.loads(path.read_text())["runs"]["a"]["data"]
     assert (tmp_path / "results" / "reproduction.md").is_file()
     assert reproduce_paper.main(["--check-data", str(files["elsewhere"])]) == 0

@@ -105,7 +105,7 @@ def values_sketch(data: xr.Dataset, names: Sequence[str] | None = None, *,
             "n_samples": n, "variables": variables}
 
 
-def sketch_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+def sketch_difference(a: Mapping[str, object], b: Mapping[str, object]) -> float:
     """Estimated relative difference of the values behind two sketches.
 
     The largest, over the variables, of the relative difference of the norms and of the
@@ -141,7 +141,7 @@ def sketch_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
     return worst
 
 
-def _checked_variables(sketch: Mapping[str, Any]) -> Mapping[str, Any]:
+def _checked_variables(sketch: object) -> Mapping[str, Any]:
     """The ``variables`` of a sketch, checked to have the layout :func:`values_sketch` writes
     (a sketch read from a file may have been edited or truncated)."""
     variables = sketch.get("variables") if isinstance(sketch, Mapping) else None

@@ -87,9 +87,10 @@ def float_paths_json() -> str:
     return json.dumps(float_paths(), sort_keys=True)
 
 
-def describe_float_paths(paths: Sequence[Mapping[str, Any]] | None) -> str:
-    """One line per recorded set of choices, for ``neuralop-fem info``; ``unknown`` for a file
-    that records none (written by an earlier release or imported)."""
+def describe_float_paths(paths: object) -> str:
+    """One line per recorded set of choices (``paths``: the ``float_paths`` list of a file's
+    record), for ``neuralop-fem info``; ``unknown`` for a file that records none (written by
+    an earlier release or imported) or an entry that is not a record."""
     unknown = "unknown (not recorded)"
     if not paths or not isinstance(paths, Sequence) or isinstance(paths, str):
         return unknown
