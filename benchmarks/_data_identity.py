@@ -2,9 +2,10 @@
 
 Each row of ``results/reproduction.json`` records its dataset's generation settings, the
 SHA-256 checksum of its values and their sketch (:mod:`neuralop_fem.data.fingerprint`). A file
-regenerated with the row's ``generate_command`` on a CPU whose numpy takes the same SIMD loops
-has the same checksum. On another CPU (AVX-512 against AVX2, say) the last bits differ: the
-checksum differs, the sketch shows the values agree to rounding. This module compares one file
+regenerated with the row's ``generate_command`` where numpy and BLAS choose the same kernels
+(:mod:`neuralop_fem.data.float_paths`) has the same checksum. On another CPU (AVX-512 against
+AVX2, say) the last bits differ: the checksum differs, the sketch shows the values agree to
+rounding. This module compares one file
 with the rows and says which of the three it is.
 """
 

@@ -91,7 +91,8 @@ def dataset_record(path: Path) -> dict[str, Any]:
 def generate_command(problem: str, n_samples: int, settings: dict[str, Any] | None,
                      path: Path) -> str | None:
     """The ``neuralop-fem generate`` command that regenerates a file (bit for bit where numpy
-    takes the same SIMD loops, to rounding elsewhere: ``reproduce_paper.py --check-data``)."""
+    and BLAS choose the same kernels, to rounding elsewhere: ``reproduce_paper.py
+    --check-data``)."""
     if not settings:
         return None
     from neuralop_fem.data.generation import config_class

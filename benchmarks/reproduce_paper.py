@@ -314,8 +314,8 @@ def check_data(paths: list[Path], stem: str, rtol: float) -> int:
             elif m.verdict == "same values":
                 text = (f"the same values as the data of {rows} up to rounding: estimated "
                         f"relative difference {m.difference:.1e} <= {rtol:g}; the checksum "
-                        f"{row['checksum']} differs, as a regeneration on a CPU whose numpy "
-                        "takes other SIMD loops does")
+                        f"{row['checksum']} differs, as a regeneration does where numpy or BLAS "
+                        "choose other kernels (another CPU)")
             elif m.verdict == "different":
                 text = (f"NOT the data of {rows}: estimated relative difference "
                         f"{m.difference:.1e} > {rtol:g}")

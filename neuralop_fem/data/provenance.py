@@ -270,8 +270,9 @@ def variables_checksum(data: xr.Dataset, names: list[str] | tuple[str, ...] | No
     its values as little-endian float64 in C order, read ``chunk`` samples at a time (lazily
     opened files are never loaded whole). Two files hold the same samples exactly when their
     checksums agree, whatever their chunking or compression. A dataset regenerated (same seed
-    and settings) on a machine whose numpy takes the same SIMD loops reproduces it bit for
-    bit; on another CPU the last bits may differ, which
+    and settings) where numpy and BLAS choose the same kernels
+    (:mod:`~neuralop_fem.data.float_paths`) reproduces it bit for bit; on another CPU the last
+    bits may differ, which
     :func:`~neuralop_fem.data.fingerprint.values_sketch` tells apart from other data.
     """
     import hashlib
