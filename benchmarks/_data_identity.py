@@ -34,6 +34,21 @@ class DataMatch:
     keys: tuple[str, ...]
     difference: float | None
 
+    def describe(self, file_checksum: str, rtol: float) -> str:
+        """The verdict as a sentence about the file (checksum ``file_checksum``)."""
+        rows = f"{len(self.keys)} row{'s' if len(self.keys) != 1 else ''} ({self.checksum})"
+        if self.verdict == "identical":
+            return f"bit-identical to the data of {rows}"
+        if self.verdict == "same values":
+            return (f"the same values as the data of {rows} up to rounding: estimated relative "
+                    f"difference {self.difference:.1e} <= {rtol:g}; the checksum "
+                    f"{file_checksum} differs, as a regeneration does where numpy or BLAS "
+                    "choose other kernels (another CPU)")
+        if self.verdict == "different":
+            return (f"NOT the data of {rows}: estimated relative difference "
+                    f"{self.difference:.1e} > {rtol:g}")
+        return f"unverifiable against {rows}: the checksums differ and those rows record no sketch"
+
 
 def _generated_alike(row: dict[str, Any], data_row: dict[str, Any]) -> bool:
     """Whether a row's data was generated like ``data_row``: problem, seed, sample count and

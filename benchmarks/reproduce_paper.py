@@ -13,6 +13,9 @@ Steps, each skipped when its output exists (so separate invocations add up):
    ``reproduction.md`` (rows that differ only in the seed: mean ± spread).
 
 ``--record RUN_DIR --data FILE`` does steps 3-4 for a run trained with ``neuralop-fem train``.
+``--check-data FILE`` says whether a (regenerated) file holds the data of recorded rows: bit for
+bit, or the same values up to rounding where another CPU's kernels round the last bits
+differently (``_data_identity.py``).
 Every row records the dataset seed and checksum, the code commit of the training, the
 commands that rerun it, hardware and threads (see ``_reproduction_record.py``).
 
@@ -292,8 +295,9 @@ def check_data(paths: list[Path], stem: str, rtol: float) -> int:
 
     Prints one line per recorded dataset generated with the file's settings: bit-identical,
     the same values up to rounding (another CPU's last bits), different, or unverifiable (the
-    rows predate sketches and the checksums differ). A bit-identical file gives rows that lack
-    a sketch theirs. Exit status 0 when every file holds some rows' data, else 1.
+    rows predate sketches and the checksums differ). A bit-identical file completes its rows:
+    their sketch if they lack one, and the kernel choices it was written with
+    (``reproduced_by``). Exit status 0 when every file holds some rows' data, else 1.
     """
     path = HERE / "results" / f"{stem}.json"
     results = load_results(path)
@@ -308,21 +312,7 @@ def check_data(paths: list[Path], stem: str, rtol: float) -> int:
             ok = False
             continue
         for m in matches:
-            rows = f"{len(m.keys)} row{'s' if len(m.keys) != 1 else ''} ({m.checksum})"
-            if m.verdict == "identical":
-                text = f"bit-identical to the data of {rows}"
-            elif m.verdict == "same values":
-                text = (f"the same values as the data of {rows} up to rounding: estimated "
-                        f"relative difference {m.difference:.1e} <= {rtol:g}; the checksum "
-                        f"{row['checksum']} differs, as a regeneration does where numpy or BLAS "
-                        "choose other kernels (another CPU)")
-            elif m.verdict == "different":
-                text = (f"NOT the data of {rows}: estimated relative difference "
-                        f"{m.difference:.1e} > {rtol:g}")
-            else:
-                text = (f"unverifiable against {rows}: the checksums differ and those rows "
-                        "record no sketch")
-            print(f"{data}: {text}")
+            print(f"{data}: {m.describe(row['checksum'], rtol)}")
         added = record_identical(results, row)
         if added:
             print(f"{data}: recorded its sketch and the kernel choices that wrote it "
