@@ -145,6 +145,27 @@ def _mode(args: argparse.Namespace, task: str) -> str:
     return "reduced" if args.reduced and task != "burgers" else "paper"
 
 
+def _noise(task: str, noise: float) -> float | None:
+    """The noise level that tells runs apart: the inverse problem's, None for the others."""
+    return float(noise) if task == "darcy-inverse" else None
+
+
+def run_tag(preset: str, data: str, mode: str, seed: int, *, label: str,
+            noise: float | None) -> str:
+    """The run directory name of one training (one per preset, data, mode, noise level,
+    label and seed, so the inverse problem's noise levels never share a run)."""
+    eps = "" if noise is None else f"_noise{noise:g}"
+    return f"{preset}_{data}_{mode}{eps}_seed{seed}" + (
+        f"_{label.replace(' ', '-')}" if label else "")
+
+
+def row_key(preset: str, data: str, mode: str, seed: int, *, label: str,
+            noise: float | None) -> str:
+    """The key of a row in reproduction.json (the noise level for the inverse problem)."""
+    eps = "" if noise is None else f"|noise{noise:g}"
+    return f"{preset}|{data}|{mode}|{label or 'preset'}{eps}|seed{seed}"
+
+
 def train(args: argparse.Namespace, preset: str, seed: int) -> tuple[Path, Path] | None:
     """Train (or resume) one seed; the run directory once finished, else None."""
     from neuralop_fem.errors import ConfigError
@@ -152,9 +173,8 @@ def train(args: argparse.Namespace, preset: str, seed: int) -> tuple[Path, Path]
 
     model, cfg = _configs(args, preset, seed)
     data = _data_file(args, cfg.task)
-    tag = f"{preset}_{data.stem}_{_mode(args, cfg.task)}_seed{seed}" + (
-        f"_{args.label.replace(' ', '-')}" if args.label else "")
-    run_dir = args.runs_dir / tag
+    run_dir = args.runs_dir / run_tag(preset, data.stem, _mode(args, cfg.task), seed,
+                                      label=args.label, noise=_noise(cfg.task, cfg.noise))
     try:
         with Trainer(run_dir, data, model_config=model, config=cfg, preset=preset) as trainer:
             result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call)
@@ -230,7 +250,8 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
                         f"{shlex.quote(str(data))} --resolution {n}")
     model_changes, train_changes = changes(info)
     seed = int(info["train_config"]["seed"])
-    key = f"{info['preset']}|{Path(data).stem}|{mode}|{label or 'preset'}|seed{seed}"
+    key = row_key(info["preset"], Path(data).stem, mode, seed, label=label,
+                  noise=_noise(task, info["train_config"]["noise"]))
     code = info.get("code") or {"commit": training_commit, "dirty": None,
                                 "source": "--training-commit" if training_commit else None}
     return {

@@ -144,3 +144,20 @@ def test_run_script_reports_a_bug_as_an_internal_error(capsys: pytest.CaptureFix
     assert "--debug" in err
     with pytest.raises(ZeroDivisionError):
         run_script(broken, ["--debug"])
+
+
+def test_the_inverse_problems_noise_levels_have_their_own_runs_and_rows() -> None:
+    from reproduce_paper import row_key, run_tag
+
+    tags = {run_tag("darcy-inverse-galerkin", "darcy_n421_N1224", "reduced", 1, label="",
+                    noise=eps) for eps in (0.0, 0.01, 0.1)}
+    keys = {row_key("darcy-inverse-galerkin", "darcy_n421_N1224", "reduced", 1, label="",
+                    noise=eps) for eps in (0.0, 0.01, 0.1)}
+    assert len(tags) == 3
+    assert len(keys) == 3
+    assert "darcy-inverse-galerkin_darcy_n421_N1224_reduced_noise0.01_seed1" in tags
+    # the forward problems keep the names they had
+    assert run_tag("burgers-galerkin", "b", "paper", 2, label="long run", noise=None) == (
+        "burgers-galerkin_b_paper_seed2_long-run")
+    assert row_key("burgers-galerkin", "b", "paper", 2, label="", noise=None) == (
+        "burgers-galerkin|b|paper|preset|seed2")
