@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,13 +17,14 @@ from ..data.float_paths import cpu_model as _cpu_model
 __all__ = ["environment_info"]
 
 
-def code_version() -> dict[str, Any]:
+def code_version(root: Path | None = None) -> dict[str, Any]:
     """The git commit of the source tree this package runs from (None when it is not a git
-    checkout, e.g. an installed wheel) and whether tracked files had uncommitted changes."""
+    checkout, e.g. an installed wheel) and whether tracked files other than the benchmark
+    results (``benchmarks/results/``) had uncommitted changes. ``root``: the source tree
+    (default: the one this package is imported from)."""
     import subprocess
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[2] if root is None else root
 
     def git(*args: str) -> str | None:
         try:
@@ -33,7 +35,10 @@ def code_version() -> dict[str, Any]:
         return out.stdout.strip()
 
     commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    # Results files the benchmarks write (benchmarks/results/) are outputs, not code: a run
+    # started after a benchmark recorded a row still runs the committed code.
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                 ":(exclude)benchmarks/results") if commit else None
     return {"commit": commit, "dirty": None if status is None else bool(status)}
 
 
