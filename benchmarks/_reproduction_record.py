@@ -198,7 +198,10 @@ def _fmt_group(g: dict[str, Any], n: str) -> str:
     paper = paper_value(g["task"], g["preset"], n, g.get("noise"))
     data = Path(g["data"]["path"]).stem
     shot = "zero-shot" if e["zero_shot"] else "trained"
-    return (f"| {g['preset']} | {g['label'] or g['mode']} | {data} | {n} ({shot}) | "
+    recipe = g["label"] or g["mode"]
+    if g.get("noise") is not None:
+        recipe += f", noise {g['noise']:g}"
+    return (f"| {g['preset']} | {recipe} | {data} | {n} ({shot}) | "
             f"{e['mean']:.3e}{spread} | {'-' if paper is None else f'{paper:.3e}'} | "
             f"{e['h1_mean']:.2e} | {len(g['seeds'])} | {g['train_hours']:.2f} h | {g['device']} |")
 
