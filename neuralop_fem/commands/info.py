@@ -98,12 +98,14 @@ def describe(path: str | Path, *, check: bool = False) -> str:
     from ..data import schema as S
     from ..data.float_paths import describe_float_paths
     from ..data.io import read_values, verify_dataset
-    from ..data.provenance import field_names, read_record, variables_checksum
+    from ..data.provenance import ValuesDigest, field_names, read_record
 
     path = Path(path)
     ds = load_dataset(path)
     try:
-        blocks = verify_dataset(ds) if check else None
+        names = field_names(ds)
+        digest = ValuesDigest(names)
+        blocks = verify_dataset(ds, first=names, on_block=digest.add) if check else None
         a = ds.attrs
         problem = a["problem"]
         n_samples = ds.sizes[S.SAMPLE]
@@ -132,8 +134,7 @@ def describe(path: str | Path, *, check: bool = False) -> str:
         lines.append("checksums:   " + ("not checked (--no-check)" if blocks is None else
                                         f"verified ({blocks} chunks read)"))
         if blocks is not None:
-            names = field_names(ds)
-            lines.append(f"values:      {variables_checksum(ds, names)} (of {', '.join(names)})")
+            lines.append(f"values:      {digest.checksum()} (of {', '.join(names)})")
         written = describe_float_paths(read_record(a, source=str(path)).get("float_paths"))
         lines.append("written on:  " + written.replace("\n", "\n             "))
         params = {k: v for k, v in a.items() if k not in _HEADER}

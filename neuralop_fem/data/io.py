@@ -13,7 +13,7 @@ file that looks complete. Loading is lazy (dask-backed) and validates the schema
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -198,11 +198,15 @@ def read_values(ds: xr.Dataset, name: str, **isel: Any) -> np.ndarray:
         return np.asarray(ds[name].isel(isel).values)
 
 
-def verify_dataset(ds: xr.Dataset) -> int:
+def verify_dataset(ds: xr.Dataset, *, first: Sequence[str] = (),
+                   on_block: Callable[[str, np.ndarray], None] | None = None) -> int:
     """Read every value of a (lazily opened) dataset, one on-disk chunk at a time.
 
     Each chunk's Fletcher-32 checksum is verified by the read, so this finds a damaged file
     that opens fine because only data (not metadata) is corrupt. Memory stays at one chunk.
+    The variables ``first`` are read first, in that order, then the others; ``on_block(name,
+    values)`` sees every block read (e.g. a
+    :class:`~neuralop_fem.data.provenance.ValuesDigest`), in sample order per variable.
 
     Returns
     -------
@@ -215,15 +219,21 @@ def verify_dataset(ds: xr.Dataset) -> int:
         Naming the file, the variable and the samples of the first damaged chunk.
     """
     blocks = 0
-    for name, var in ds.data_vars.items():
+    names = [*first, *(str(n) for n in ds.data_vars if str(n) not in first)]
+    for name in names:
+        var = ds[name]
         if var.dims[:1] != (S.SAMPLE,):
-            read_values(ds, str(name))
+            values = read_values(ds, name)
+            if on_block is not None:
+                on_block(name, values)
             blocks += 1
             continue
         chunks = var.encoding.get("chunksizes") or (var.shape[0],)
         step = max(int(chunks[0]), 1)
         for start in range(0, var.shape[0], step):
-            read_values(ds, str(name), sample=slice(start, min(start + step, var.shape[0])))
+            values = read_values(ds, name, sample=slice(start, min(start + step, var.shape[0])))
+            if on_block is not None:
+                on_block(name, values)
             blocks += 1
     return blocks
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ATTR",
     "PHYSICS",
+    "ValuesDigest",
     "dataset_provenance",
     "default_record",
     "field_names",
@@ -275,15 +276,49 @@ def variables_checksum(data: xr.Dataset, names: list[str] | tuple[str, ...] | No
     bits may differ, which
     :func:`~neuralop_fem.data.fingerprint.values_sketch` tells apart from other data.
     """
-    import hashlib
-
     if names is None:
         names = field_names(data)
-    digest = hashlib.sha256()
+    digest = ValuesDigest(names)
     n = int(data.sizes["sample"])
     for name in names:
-        digest.update(name.encode())
         for start in range(0, n, chunk):
-            block = np.asarray(data[name].isel(sample=slice(start, start + chunk)).values)
-            digest.update(np.ascontiguousarray(block, dtype="<f8").tobytes())
-    return f"sha256:{digest.hexdigest()}"
+            digest.add(name, np.asarray(data[name].isel(sample=slice(start, start + chunk)).values))
+    return digest.checksum()
+
+
+class ValuesDigest:
+    """The SHA-256 of :func:`variables_checksum`, fed block by block.
+
+    ``add(name, block)`` takes the blocks of each variable of ``names`` in sample order, one
+    variable after the other in the order of ``names``; blocks of other variables are ignored.
+    Any split into blocks gives the same checksum, so a reader that goes through a file chunk
+    by chunk anyway (``neuralop-fem info``) computes it in the same pass.
+    """
+
+    def __init__(self, names: list[str] | tuple[str, ...]) -> None:
+        import hashlib
+
+        self._names = list(names)
+        self._next = 0  # index in names of the variable expected next
+        self._current: str | None = None
+        self._digest = hashlib.sha256()
+
+    def add(self, name: str, block: np.ndarray) -> None:
+        """Feed the next block of values of ``name``."""
+        if name not in self._names:
+            return
+        if name != self._current:
+            if self._next >= len(self._names) or self._names[self._next] != name:
+                msg = (f"blocks must come variable by variable in the order {self._names}; "
+                       f"got {name!r} after {self._current!r}.")
+                raise ValueError(msg)
+            self._digest.update(name.encode())
+            self._current, self._next = name, self._next + 1
+        self._digest.update(np.ascontiguousarray(block, dtype="<f8").tobytes())
+
+    def checksum(self) -> str:
+        """``"sha256:<hex>"`` of what was fed; every variable must have been."""
+        if self._next != len(self._names):
+            msg = f"variables {self._names[self._next:]} were not fed to the checksum."
+            raise ValueError(msg)
+        return f"sha256:{self._digest.hexdigest()}"

@@ -127,3 +127,23 @@ def test_a_damaged_sketch_is_refused_by_name(rng, damage):
         sketch_difference(good, bad)
     with pytest.raises(ValueError, match="sketch"):
         sketch_difference(bad, good)
+
+
+def test_the_streamed_digest_is_the_checksum_whatever_the_blocks(rng):
+    from neuralop_fem.data.provenance import ValuesDigest
+
+    ds = make_burgers(rng, n_samples=7, n=16)
+    digest = ValuesDigest(["u0", "u"])
+    for name in ("u0", "u"):
+        for start in (0, 3, 4):  # uneven blocks
+            stop = {0: 3, 3: 4, 4: 7}[start]
+            digest.add(name, ds[name].values[start:stop])
+        digest.add("seed", ds["seed"].values)  # another variable: ignored
+    assert digest.checksum() == variables_checksum(ds, ["u0", "u"])
+    wrong = ValuesDigest(["u0", "u"])
+    with pytest.raises(ValueError, match="variable by variable in the order"):
+        wrong.add("u", ds["u"].values)
+    partial = ValuesDigest(["u0", "u"])
+    partial.add("u0", ds["u0"].values)
+    with pytest.raises(ValueError, match=r"\['u'\] were not fed"):
+        partial.checksum()
