@@ -119,17 +119,16 @@ def record_identical(results: dict[str, Any], data_row: dict[str, Any]) -> list[
         if not (isinstance(row, dict) and row.get("checksum") is not None
                 and row.get("checksum") == data_row.get("checksum")):
             continue
-        changed = False
+        listed = row.get("reproduced_by", [])
+        new: list[dict[str, Any]] = []
+        for paths in data_row.get("float_paths") or []:
+            if paths is not None and paths not in listed and paths not in new:
+                new.append(paths)
+        if new:
+            row["reproduced_by"] = [*listed, *new]
         if not row.get("sketch"):
             row["sketch"] = data_row["sketch"]
-            changed = True
-        listed = row.setdefault("reproduced_by", [])
-        for paths in data_row.get("float_paths") or []:
-            if paths is not None and paths not in listed:
-                listed.append(paths)
-                changed = True
-        if not listed:
-            del row["reproduced_by"]
-        if changed:
-            done.append(key)
+        elif not new:
+            continue
+        done.append(key)
     return done

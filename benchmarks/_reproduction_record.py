@@ -66,23 +66,20 @@ def dataset_record(path: Path) -> dict[str, Any]:
     """
     from neuralop_fem.data import load_dataset
     from neuralop_fem.data.fingerprint import values_sketch
-    from neuralop_fem.data.provenance import (
-        generation_settings,
-        read_record,
-        variables_checksum,
-    )
+    from neuralop_fem.data.provenance import ValuesDigest, generation_settings
 
     with load_dataset(path) as ds:
         record = generation_settings(ds.attrs, source=str(path)) or {}
         problem = str(ds.attrs.get("problem"))
         names = ["u0", "u"] if problem == "burgers" else ["a", "u"]
+        digest = ValuesDigest(names)  # the checksum, in the sketch's pass over the values
+        sketch = values_sketch(ds, names, on_block=digest.add)
         return {
             "path": str(path), "problem": problem, "dataset_seed": int(ds.attrs["dataset_seed"]),
             "n_samples": int(ds.sizes["sample"]), "resolution": int(ds.sizes["x"]),
             "settings": record.get("settings"), "solver_class": record.get("solver_class"),
-            "checksum_variables": names, "checksum": variables_checksum(ds, names),
-            "sketch": values_sketch(ds, names),
-            "float_paths": read_record(ds.attrs, source=str(path)).get("float_paths"),
+            "checksum_variables": names, "checksum": digest.checksum(), "sketch": sketch,
+            "float_paths": record.get("float_paths"),
             "generate_command": generate_command(problem, int(ds.sizes["sample"]),
                                                  record.get("settings"), path),
         }

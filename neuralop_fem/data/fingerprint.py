@@ -24,7 +24,7 @@ CPU and of order one for other data (another seed, viscosity or sample order).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,8 +57,8 @@ def _matrix_rows(data: xr.Dataset, name: str, start: int, stop: int) -> np.ndarr
     return block.reshape(block.shape[0], -1)
 
 
-def values_sketch(data: xr.Dataset, names: Sequence[str] | None = None, *,
-                  chunk: int = 64) -> dict[str, Any]:
+def values_sketch(data: xr.Dataset, names: Sequence[str] | None = None, *, chunk: int = 64,
+                  on_block: Callable[[str, np.ndarray], None] | None = None) -> dict[str, Any]:
     """The rounding-tolerant fingerprint of a dataset's field values.
 
     Parameters
@@ -71,6 +71,10 @@ def values_sketch(data: xr.Dataset, names: Sequence[str] | None = None, *,
         :func:`~neuralop_fem.data.provenance.variables_checksum`.
     chunk : int
         Samples read at a time.
+    on_block : callable, optional
+        ``on_block(name, values)`` sees each block read, variable by variable in the order of
+        ``names`` and in sample order (e.g. a
+        :class:`~neuralop_fem.data.provenance.ValuesDigest`, for the checksum in the same pass).
 
     Returns
     -------
@@ -96,6 +100,8 @@ def values_sketch(data: xr.Dataset, names: Sequence[str] | None = None, *,
         sq = 0.0
         for start in range(0, n, chunk):
             rows = _matrix_rows(data, name, start, start + chunk)
+            if on_block is not None:
+                on_block(name, rows)
             acc += weights[start:start + rows.shape[0]] @ (rows @ vectors)
             sq += float(np.sum(rows * rows))
         norm = float(np.sqrt(sq))

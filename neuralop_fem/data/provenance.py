@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -72,7 +72,7 @@ def _dumps(record: Mapping[str, object]) -> str:
 
 def generation_record(*, settings: Mapping[str, object], n_samples: int, chunk_size: int,
                       solver_class: str, solver_config: Mapping[str, object], version: str,
-                      float_paths: list[dict[str, Any] | None] | None = None) -> str:
+                      float_paths: Sequence[Mapping[str, object] | None] | None = None) -> str:
     """The ``config_json`` text of a file written by ``generate``.
 
     ``float_paths``: the distinct kernel choices of the processes that solved the samples

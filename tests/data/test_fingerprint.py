@@ -147,3 +147,12 @@ def test_the_streamed_digest_is_the_checksum_whatever_the_blocks(rng):
     partial.add("u0", ds["u0"].values)
     with pytest.raises(ValueError, match=r"\['u'\] were not fed"):
         partial.checksum()
+
+
+def test_the_sketch_pass_feeds_the_checksum(darcy_ds):
+    from neuralop_fem.data.provenance import ValuesDigest
+
+    digest = ValuesDigest(["a", "u"])
+    sketch = values_sketch(darcy_ds, ["a", "u"], chunk=3, on_block=digest.add)
+    assert digest.checksum() == variables_checksum(darcy_ds, ["a", "u"])
+    assert sketch == values_sketch(darcy_ds, ["a", "u"], chunk=3)
