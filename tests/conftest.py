@@ -1,4 +1,5 @@
-"""Shared fixtures: a seeded rng, strict floating-point errors, the `slow` marker, one thread.
+"""Shared fixtures: a seeded rng, strict floating-point errors, the `slow` and `cuda` markers,
+one thread.
 
 Tests run single-threaded (torch, OpenMP, BLAS; subprocesses inherit the variables): the arrays
 are tiny, and on a shared 2-core machine thread spinning made the model tests 30x slower
@@ -23,7 +24,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
 
 
+#: Set to 1 to run the tests marked ``cuda`` on the CPU (the GPU campaign's rehearsal does).
+CUDA_TESTS_ON_CPU = "NEURALOP_FEM_CUDA_TESTS_ON_CPU"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not torch.cuda.is_available() and os.environ.get(CUDA_TESTS_ON_CPU) != "1":
+        skip_cuda = pytest.mark.skip(reason=f"needs CUDA (or {CUDA_TESTS_ON_CPU}=1 for the CPU)")
+        for item in items:
+            if item.get_closest_marker("cuda") is not None:
+                item.add_marker(skip_cuda)
     if config.getoption("--runslow"):
         return
     skip_slow = pytest.mark.skip(reason="slow test: run with --runslow")

@@ -84,7 +84,9 @@ class TrainConfig(FrozenConfig):
         Seeds model initialisation, dropout, data order and the inverse problem's noise.
     deterministic : bool
         ``torch.use_deterministic_algorithms(True)`` during training (bitwise reproducible
-        on CPU; on CUDA also sets ``CUBLAS_WORKSPACE_CONFIG`` if unset).
+        on CPU; on CUDA also sets ``CUBLAS_WORKSPACE_CONFIG`` if unset, and a kernel with no
+        deterministic CUDA implementation - the backward of the bilinear interpolation in the
+        Darcy models' samplers - warns instead of stopping the run).
     device : str
         ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
     amp : {"none", "bf16"}

@@ -172,8 +172,10 @@ class Trainer:
             len(self.data.train), config.batch_size, seed=config.seed,
             rank=self.ctx.rank, world_size=self.ctx.world_size,
         )
+        # Pinned batches make the non-blocking host-to-device copies of _batch asynchronous.
         self.loader = torch.utils.data.DataLoader(
             self.data.train, batch_sampler=self.sampler, num_workers=config.num_workers,
+            pin_memory=self.device.type == "cuda",
         )
         self.optimizer = make_optimizer(self.operator.parameters(), config)
         self.scheduler = make_scheduler(self.optimizer, config, steps_per_epoch=len(self.sampler))
@@ -373,11 +375,15 @@ class Trainer:
         """
         cfg = self.config
         identity = self._identity_value
-        old_det = torch.are_deterministic_algorithms_enabled()
+        old_det = (torch.are_deterministic_algorithms_enabled(),
+                   torch.is_deterministic_algorithms_warn_only_enabled())
         if cfg.deterministic:
-            if self.device.type == "cuda":
+            cuda = self.device.type == "cuda"
+            if cuda:
                 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-            torch.use_deterministic_algorithms(True)
+            # CUDA has no deterministic backward of bilinear interpolation (the Darcy models'
+            # CiNN samplers): there such kernels warn instead of stopping the run.
+            torch.use_deterministic_algorithms(True, warn_only=cuda)
         progress = self._progress()
         stop = cfg.epochs if max_epochs_this_call is None else min(
             cfg.epochs, self.epoch + max_epochs_this_call
@@ -403,7 +409,7 @@ class Trainer:
             return self._finish()
         finally:
             progress.close()
-            torch.use_deterministic_algorithms(old_det)
+            torch.use_deterministic_algorithms(old_det[0], warn_only=old_det[1])
             self._release()
 
     def _record(self, loss: float, val: float | None, lr: float, dt: float,
