@@ -1,0 +1,193 @@
+"""Stage ``darcy``: darcy-galerkin and darcy-inverse-galerkin (noise 0.01) at the paper's scale.
+
+100 epochs of 1024 samples each (141 x 141, batch 4; PAPER_SPEC: 22 and 15 minutes on an RTX
+3090), one run after the other, resumed across calls: each call trains until its deadline
+(an epoch is started only when it ends, by the epoch times measured so far, before the
+deadline), then packs the unfinished run (``last.pt``, ``best.pt``) and what finished into
+``state.tar.NN``. The next call, on a fresh machine, regenerates the data from its seed
+(1224 samples at 421, dataset seed 0: the data of the reproduction rows) and continues from
+``--from``. A finished run's ``best.pt`` comes back once, in the call that finished it, so
+that the state stays under the device machine's limits (about 47 MB at most: one finished
+best.pt of 9 MB and the running run's 29 + 10 MB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from _campaign import ROOT, Deadline, pack_state, unpack_state
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from reproduce_paper import run_tag  # noqa: E402
+
+log = logging.getLogger("campaign.darcy")
+
+RUNS = ("darcy-galerkin", "darcy-inverse-galerkin")
+#: Training seed and dataset of the reproduction rows (benchmarks/reproduce_paper.py).
+SEED = 1127802
+PAPER = {"data_n": 421, "samples": 1224, "data_seed": 0}
+#: Paper minutes for 100 epochs on an RTX 3090 (PAPER_SPEC Table 6, GT column).
+PAPER_MINUTES = {"darcy-galerkin": 0.367 * 60, "darcy-inverse-galerkin": 0.248 * 60}
+#: --rehearse: tiny data and models, 2 epochs (a call with --max-epochs-this-call 1 stops
+#: in the middle of the first run).
+REHEARSE = {"data_n": 29, "samples": 30, "data_seed": 0, "epochs": 2,
+            "split": {"n_train": 20, "n_val": 5, "n_test": 5},
+            "resolution": {"darcy-galerkin": 15, "darcy-inverse-galerkin": 29},
+            "model": {"d_model": 12, "num_layers": 1, "d_ff": 16, "freq_dim": 8, "modes": 3,
+                      "decoder_ff": 8}}
+#: Seconds kept free after the last epoch: test errors, packing, writing the results.
+FINISH_S = 45.0
+
+
+def data_file(work: Path, rehearse: bool) -> Path:
+    """The Darcy dataset, generated on all cores from its seed unless already there."""
+    from neuralop_fem import generate
+
+    spec = REHEARSE if rehearse else PAPER
+    path = work / "data" / f"darcy_n{spec['data_n']}_N{spec['samples']}.nc"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        log.info("generating %s on %d processes", path, os.cpu_count())
+        generate("darcy", n_samples=spec["samples"], resolution=spec["data_n"],
+                 seed=spec["data_seed"], out=path, workers=os.cpu_count() or 1, progress=False)
+    return path
+
+
+def configs(preset: str, args: argparse.Namespace) -> tuple[Any, Any]:
+    from neuralop_fem.models import PRESETS
+    from neuralop_fem.training import training_preset
+
+    model, cfg = PRESETS[preset], training_preset(preset)
+    changes: dict[str, Any] = {"seed": SEED, "device": args.device, "amp": args.amp}
+    if args.rehearse:
+        changes.update(REHEARSE["split"], epochs=REHEARSE["epochs"],
+                       resolution=REHEARSE["resolution"][preset], batch_size=2)
+        model = model.replace(**{k: v for k, v in REHEARSE["model"].items()
+                                 if k in model.to_dict()})
+    return model, cfg.replace(**changes)
+
+
+def _status(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "run.json"
+    if not path.is_file():
+        return {"status": None, "epochs_completed": 0}
+    return json.loads(path.read_text())
+
+
+def _epoch_seconds(run_dir: Path) -> float | None:
+    """The longest epoch of the run so far (from its metrics), None before the first."""
+    path = run_dir / "metrics.csv"
+    if not path.is_file():
+        return None
+    rows = path.read_text().splitlines()[1:]
+    times = [float(r.split(",")[-1]) for r in rows if r]
+    return max(times) if times else None
+
+
+def train_until(run_dir: Path, data: Path, preset: str, args: argparse.Namespace,
+                deadline: Deadline) -> dict[str, Any]:
+    """Train (or resume) one run while epochs fit before the deadline."""
+    from neuralop_fem.training import Trainer
+
+    model, cfg = configs(preset, args)
+    first = _epoch_seconds(run_dir) or 0.0
+    if deadline.left() < FINISH_S + 1.1 * first:
+        return _status(run_dir)  # not even one more epoch fits: leave it for the next call
+    calls = 0
+    with Trainer(run_dir, data, model_config=model, config=cfg, preset=preset) as trainer:
+        while trainer.epoch < cfg.epochs:
+            per_epoch = _epoch_seconds(run_dir)
+            room = deadline.left() - FINISH_S
+            if per_epoch is None:
+                k = 1  # the first epoch measures the epoch time
+            else:
+                k = math.floor(room / (1.1 * per_epoch))
+            if args.max_epochs_this_call is not None:
+                k = min(k, args.max_epochs_this_call - calls)
+            if k < 1 or room <= 0:
+                break
+            result = trainer.fit(max_epochs_this_call=k)
+            calls += k
+            if result["finished"]:
+                break
+        epochs = trainer.epoch
+    info = _status(run_dir)
+    log.info("%s: %d/%d epochs (%s)", preset, epochs, cfg.epochs, info.get("status"))
+    return info
+
+
+def _summary(preset: str, info: dict[str, Any], finished_now: bool) -> dict[str, Any]:
+    return {"preset": preset, "status": info.get("status"),
+            "epochs_completed": info.get("epochs_completed"),
+            "epochs": (info.get("train_config") or {}).get("epochs"),
+            "best_epoch": info.get("best_epoch"), "best_val_rel_l2": info.get("best_val_rel_l2"),
+            "test_rel_l2_best": info.get("test_rel_l2_best"),
+            "wall_time_s": info.get("wall_time_s"), "device": info.get("device"),
+            "best_weights_in_this_output": finished_now or info.get("status") != "finished",
+            "paper_minutes_rtx3090": PAPER_MINUTES.get(preset)}
+
+
+def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, list[str], int]:
+    work = args.work
+    runs_root = work / "runs"
+    restored = unpack_state(args.source, runs_root) if args.source is not None else []
+    before = {p: _status(runs_root / tag).get("status") for p, tag in _tags(args).items()}
+    data = data_file(work, args.rehearse)
+    rows, members = [], []
+    for preset, tag in _tags(args).items():
+        run_dir = runs_root / tag
+        info = _status(run_dir)
+        stopped = False
+        if info.get("status") != "finished":
+            info = train_until(run_dir, data, preset, args, deadline)
+            stopped = info.get("status") != "finished"
+        finished_now = info.get("status") == "finished" and before[preset] != "finished"
+        rows.append(_summary(preset, info, finished_now))
+        keep = ["run.json", "metrics.csv"]
+        if info.get("status") != "finished":
+            keep += ["last.pt", "best.pt"]
+        elif finished_now:
+            keep += ["best.pt"]
+        members += [run_dir / f for f in keep if (run_dir / f).is_file()]
+        if stopped:
+            break  # one run at a time: the next starts once this one has finished
+    parts = pack_state(out, runs_root, members)
+    done = all(r["status"] == "finished" for r in rows) and len(rows) == len(RUNS)
+    result = {"runs": rows, "data": str(data), "restored": restored, "state_parts": parts,
+              "finished": done}
+    return result, _markdown(rows, done, args), 0
+
+
+def _tags(args: argparse.Namespace) -> dict[str, str]:
+    spec = REHEARSE if args.rehearse else PAPER
+    stem = f"darcy_n{spec['data_n']}_N{spec['samples']}"
+    mode = "quick" if args.rehearse else "paper"
+    return {p: run_tag(p, stem, mode, SEED, label="" if args.amp == "none" else args.amp,
+                       noise=0.01 if "inverse" in p else None) for p in RUNS}
+
+
+def _markdown(rows: list[dict[str, Any]], done: bool, args: argparse.Namespace) -> list[str]:
+    head = ("All runs finished: record them (docs/training.md, 'What has run on a GPU')." if done
+            else "Not finished: run the same command again with `--from` this output folder.")
+    lines = [f"# GPU campaign: Darcy at the paper's scale{' (rehearsal)' if args.rehearse else ''}",
+             "", head, "",
+             "| run | status | epochs | best epoch | val rel L2 | test rel L2 (best) | "
+             "train time (min) | paper RTX 3090 (min) | best.pt in this output |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        def num(v: Any, f: str = ".4e") -> str:
+            return "-" if v is None else format(v, f)
+        wall = None if r["wall_time_s"] is None else r["wall_time_s"] / 60
+        lines.append(f"| {r['preset']} | {r['status']} | {r['epochs_completed']}/{r['epochs']} | "
+                     f"{r['best_epoch']} | {num(r['best_val_rel_l2'])} | "
+                     f"{num(r['test_rel_l2_best'])} | {num(wall, '.1f')} | "
+                     f"{num(r['paper_minutes_rtx3090'], '.0f')} | "
+                     f"{'yes' if r['best_weights_in_this_output'] else 'no'} |")
+    return lines

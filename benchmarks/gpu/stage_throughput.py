@@ -1,0 +1,243 @@
+"""Stage ``throughput``: training it/s against the paper's RTX 3090, inference against the solver.
+
+Training: the trainer's own loop (data loader, loss with its H1 term, clipping, Adam, one-cycle
+schedule, a one-batch validation per epoch) on generated data, fp32 and bf16; one warm-up epoch,
+then it/s = steps per epoch / median epoch time of two more. Paper figures (PAPER_SPEC):
+Burgers n = 8192, batch 4: 27.15 it/s (Table 1, training); Burgers 512, batch 8: about 55 it/s
+and Darcy 141, batch 4: about 19.4 it/s (Table 6: 100 epochs of 128 or 256 steps including the
+evaluations, so slightly pessimistic).
+
+Inference: ``Surrogate.solve`` on a batch of inputs (host arrays in, host arrays out: the
+copies, the out-of-distribution check and the resampling count) against the classical solver
+of the data (Darcy FD with GMG-CG, Burgers spectral ETDRK4) on all cores of the machine (one
+process per core). With trained darcy-galerkin weights from the ``darcy`` stage (``--from``)
+both sides' accuracy at 141 is reported too; the speed-up at equal accuracy needs the fair
+verdict's ladder of solver settings, which does not exist yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _campaign import Deadline, unpack_state
+
+log = logging.getLogger("campaign.throughput")
+
+#: (preset, resolution, batch, steps per epoch, paper it/s on an RTX 3090, where from).
+CASES = (
+    ("burgers-galerkin", 512, 8, 64, 55.0, "Table 6 (incl. evaluations)"),
+    ("burgers-galerkin", 8192, 4, 32, 27.15, "Table 1 (training)"),
+    ("darcy-galerkin", 141, 4, 32, 19.4, "Table 6 (incl. evaluations)"),
+)
+#: (problem, resolution, samples, surrogate batch size).
+INFERENCE = (("darcy", 141, 256, 32), ("darcy", 421, 64, 8), ("burgers", 8192, 256, 32))
+DATA = {"burgers": (8192, 8 * 64 + 16), "darcy": (421, 264)}
+REHEARSE = {
+    "cases": (("burgers-galerkin", 64, 4, 3, 55.0, "-"), ("burgers-galerkin", 256, 4, 3, 27.15,
+              "-"), ("darcy-galerkin", 15, 2, 3, 19.4, "-")),
+    "inference": (("darcy", 15, 8, 4), ("darcy", 29, 8, 4), ("burgers", 256, 8, 4)),
+    "data": {"burgers": (256, 24), "darcy": (29, 14)},
+    "model": {"d_model": 12, "num_layers": 1, "d_ff": 16, "freq_dim": 8, "modes": 3,
+              "decoder_ff": 8},
+}
+
+
+def _data(work: Path, problem: str, rehearse: bool) -> Path:
+    from neuralop_fem import generate
+
+    n, samples = (REHEARSE["data"] if rehearse else DATA)[problem]
+    path = work / "data" / f"{problem}_n{n}_N{samples}.nc"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        generate(problem, n_samples=samples, resolution=n, seed=0, out=path,
+                 workers=os.cpu_count() or 1, progress=False)
+    return path
+
+
+def train_rate(case: tuple, amp: str, data: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Training it/s of one case (one warm-up epoch, then the median of two)."""
+    import torch
+
+    from neuralop_fem.models import PRESETS
+    from neuralop_fem.training import Trainer, training_preset
+
+    preset, n, batch, steps, paper, source = case
+    model = PRESETS[preset]
+    if args.rehearse:
+        model = model.replace(**{k: v for k, v in REHEARSE["model"].items()
+                                 if k in model.to_dict()})
+    cfg = training_preset(preset).replace(
+        epochs=3, batch_size=batch, eval_batch_size=batch, n_train=batch * steps, n_val=batch,
+        n_test=batch, resolution=n, amp=amp, device=args.device)
+    run_dir = args.work / "throughput" / f"{preset}_{n}_{amp}"
+    cuda = torch.cuda.is_available() and args.device != "cpu"
+    with Trainer(run_dir, data, model_config=model, config=cfg, preset=preset,
+                 overwrite=True) as trainer:
+        trainer.fit(max_epochs_this_call=1)
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
+        trainer.fit()
+        times = trainer.history["epoch_time_s"][1:]
+    rate = steps / statistics.median(times)
+    return {"preset": preset, "resolution": n, "batch": batch, "amp": amp,
+            "steps_per_epoch": steps, "epoch_times_s": times, "it_per_s": rate,
+            "paper_it_per_s": paper, "paper_source": source, "ratio_to_paper": rate / paper,
+            "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
+            "run_dir": str(run_dir)}
+
+
+def _solve(job: tuple[Any, np.ndarray]) -> np.ndarray:
+    solver, x = job
+    return np.asarray(solver.solve(x))
+
+
+def solver_rate(pool: ProcessPoolExecutor, workers: int, solver: Any,
+                inputs: np.ndarray) -> tuple[float, np.ndarray]:
+    """Samples/s of ``solver`` on ``inputs`` split over the ``workers`` processes of ``pool``
+    (after one warm-up sample each: imports, first-call set-up); the solutions."""
+    list(pool.map(_solve, [(solver, inputs[:1])] * workers))
+    chunks = [c for c in np.array_split(inputs, workers) if len(c)]
+    t0 = time.perf_counter()
+    out = list(pool.map(_solve, [(solver, c) for c in chunks]))
+    dt = time.perf_counter() - t0
+    return len(inputs) / dt, np.concatenate(out)
+
+
+def surrogate_rate(sur: Any, inputs: np.ndarray, repeats: int = 3) -> tuple[float, np.ndarray]:
+    """Samples/s of ``sur.solve`` on ``inputs`` (median of ``repeats`` after a warm-up)."""
+    sur.solve(inputs[: sur.batch_size])
+    times, pred = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        pred = sur.solve(inputs)
+        times.append(time.perf_counter() - t0)
+    return len(inputs) / statistics.median(times), pred
+
+
+def _trained_darcy(args: argparse.Namespace) -> Path | None:
+    """A finished darcy-galerkin run of the ``darcy`` stage in ``--from``, if any."""
+    if args.source is None:
+        return None
+    root = args.work / "from_darcy"
+    unpack_state(args.source, root)
+    for run in sorted(root.glob("darcy-galerkin_*")):
+        if (run / "best.pt").is_file() and '"finished"' in (run / "run.json").read_text():
+            return run
+    return None
+
+
+def inference(args: argparse.Namespace, runs: dict[str, Path], files: dict[str, Path],
+              deadline: Deadline) -> list[dict[str, Any]]:
+    """Surrogate and solver samples/s for each row of :data:`INFERENCE`."""
+    trained = _trained_darcy(args)
+    rows, workers = [], os.cpu_count() or 1
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
+    try:
+        _inference_rows(args, runs, files, deadline, trained, pool, workers, rows)
+    finally:
+        pool.shutdown()
+    return rows
+
+
+def _inference_rows(args: argparse.Namespace, runs: dict[str, Path], files: dict[str, Path],
+                    deadline: Deadline, trained: Path | None, pool: ProcessPoolExecutor,
+                    workers: int, rows: list[dict[str, Any]]) -> None:
+    from neuralop_fem import Surrogate, load_dataset
+    from neuralop_fem.metrics import relative_l2
+    from neuralop_fem.training import load_trained
+    from solvers import BurgersSpectralSolver, DarcyFDSolver
+
+    train_n = {"darcy": (REHEARSE["cases"] if args.rehearse else CASES)[2][1],
+               "burgers": (REHEARSE["cases"] if args.rehearse else CASES)[1][1]}
+    for problem, n, samples, batch in (REHEARSE["inference"] if args.rehearse else INFERENCE):
+        run = trained if (problem == "darcy" and trained is not None) else runs.get(problem)
+        if deadline.left() < 60 or run is None:
+            why = "time budget" if run is not None else "no trained weights"
+            rows.append({"problem": problem, "resolution": n, "skipped": why})
+            continue
+        ds = load_dataset(files[problem])
+        stride = (int(ds.sizes["x"]) - (problem == "darcy")) // (n - (problem == "darcy"))
+        sel = {d: slice(None, None, stride) for d in ("x", "y") if d in ds.dims}
+        ds = ds.isel(sample=slice(0, samples), **sel)
+        name_in, name_out = ("a", "u") if problem == "darcy" else ("u0", "u")
+        x, y = ds[name_in].values, ds[name_out].values
+        operator, info = load_trained(run, map_location=args.device)
+        sur = Surrogate(operator, problem=problem, resolution=n, run_info=info,
+                        device=args.device, batch_size=batch)
+        sur_rate, pred = surrogate_rate(sur, x)
+        solver = DarcyFDSolver() if problem == "darcy" else BurgersSpectralSolver()
+        sol_rate, sol = solver_rate(pool, workers, solver, x)
+        row = {"problem": problem, "resolution": n, "samples": len(x), "batch": batch,
+               "weights": "trained (darcy stage)" if run == trained else
+               f"3 epochs at n={train_n[problem]} (speed only)",
+               "surrogate_samples_per_s": sur_rate, "solver_samples_per_s": sol_rate,
+               "solver": type(solver).__name__, "solver_processes": workers,
+               "speedup": sur_rate / sol_rate}
+        if run == trained and n == train_n["darcy"]:
+            row["surrogate_rel_l2"] = float(relative_l2(pred, y).mean())
+            row["solver_rel_l2"] = float(relative_l2(sol, y).mean())
+        rows.append(row)
+        log.info("inference %s", row)
+
+
+def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, list[str], int]:
+    files = {p: _data(args.work, p, args.rehearse) for p in ("burgers", "darcy")}
+    training, runs = [], {}
+    for case in (REHEARSE["cases"] if args.rehearse else CASES):
+        problem = "burgers" if case[0].startswith("burgers") else "darcy"
+        for amp in ("none", "bf16"):
+            if deadline.left() < 120:
+                training.append({"preset": case[0], "resolution": case[1], "amp": amp,
+                                 "skipped": "time budget"})
+                continue
+            row = train_rate(case, amp, files[problem], args)
+            training.append(row)
+            log.info("training %s", {k: v for k, v in row.items() if k != "epoch_times_s"})
+            if amp == "none":
+                runs[problem] = Path(row["run_dir"])  # last fp32 run: 8192 Burgers, 141 Darcy
+    rows = inference(args, runs, files, deadline)
+    result = {"training": training, "inference": rows}
+    return result, _markdown(training, rows, args.rehearse), 0
+
+
+def _f(v: Any, spec: str = ".1f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def _markdown(training: list[dict], rows: list[dict], rehearse: bool) -> list[str]:
+    lines = [f"# GPU campaign: throughput{' (rehearsal: not a measurement)' if rehearse else ''}",
+             "", "## Training (it/s; one warm-up epoch, then the median of two)", "",
+             "| preset | n | batch | amp | it/s | paper RTX 3090 it/s | ratio | peak GiB |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in training:
+        if "skipped" in r:
+            lines.append(f"| {r['preset']} | {r['resolution']} | - | {r['amp']} | skipped "
+                         f"({r['skipped']}) | | | |")
+            continue
+        lines.append(f"| {r['preset']} | {r['resolution']} | {r['batch']} | {r['amp']} | "
+                     f"{_f(r['it_per_s'])} | {r['paper_it_per_s']} ({r['paper_source']}) | "
+                     f"{_f(r['ratio_to_paper'], '.2f')} | {_f(r['peak_gib'], '.2f')} |")
+    lines += ["", "## Inference (samples/s; Surrogate.solve, host arrays in and out)", "",
+              "| problem | n | samples | weights | surrogate | solver (all cores) | speed-up | "
+              "rel L2 surrogate / solver |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "skipped" in r:
+            lines.append(f"| {r['problem']} | {r['resolution']} | skipped ({r['skipped']}) "
+                         "| | | | | |")
+            continue
+        acc = (f"{r['surrogate_rel_l2']:.3e} / {r['solver_rel_l2']:.3e}"
+               if "surrogate_rel_l2" in r else "-")
+        lines.append(f"| {r['problem']} | {r['resolution']} | {r['samples']} | {r['weights']} | "
+                     f"{_f(r['surrogate_samples_per_s'])} | {_f(r['solver_samples_per_s'])} "
+                     f"({r['solver']}, {r['solver_processes']} processes) | "
+                     f"{_f(r['speedup'], '.2f')} | {acc} |")
+    return lines
