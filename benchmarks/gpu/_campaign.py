@@ -34,7 +34,7 @@ _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 #: fetch_wheels.sh downloads their wheels; each is installed with --no-deps).
 NEEDED = {"skfem": "scikit-fem", "pyamg": "pyamg", "dask": "dask", "partd": "partd",
           "locket": "locket", "netCDF4": "netCDF4", "cftime": "cftime", "meshio": "meshio"}
-#: The device image's interpreter and platform (/work/.library/device/KINDS.md: Python 3.12).
+#: The GPU machine image's interpreter and platform (Python 3.12 on x86-64 Linux).
 DEVICE_PYTHON = "3.12"
 DEVICE_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64",
                     "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64")
@@ -247,6 +247,21 @@ def unpack_state(source: Path, dest: Path) -> list[str]:
             raise CampaignError(msg)
         tar.extractall(dest, filter="data")
     tmp.unlink()
+    return names
+
+
+#: Suffix of a finished run's weights returned beside the state (``RUN.best.pt``).
+BEST_SUFFIX = ".best.pt"
+
+
+def unpack_runs(source: Path, dest: Path) -> list[str]:
+    """:func:`unpack_state`, then each ``RUN.best.pt`` of ``source`` as ``dest/RUN/best.pt``."""
+    names = unpack_state(source, dest)
+    for path in sorted(source.glob(f"*{BEST_SUFFIX}")):
+        run = dest / path.name[: -len(BEST_SUFFIX)]
+        run.mkdir(parents=True, exist_ok=True)
+        (run / "best.pt").write_bytes(path.read_bytes())
+        names.append(f"{run.name}/best.pt")
     return names
 
 

@@ -9,7 +9,8 @@ Stages (docs/training.md, "What has run on a GPU"):
   samples, resumed across calls (``--from`` the previous call's output);
 - ``wheels``: only install the wheels of ``--wheels`` into ``--out`` (a check of the folder;
   ``--python-version 3.12`` checks it for the device image from another interpreter);
-- ``unpack``: extract the state parts of ``--from`` into ``--out`` (the run directories).
+- ``unpack``: extract the state parts and ``RUN.best.pt`` files of ``--from`` into ``--out``
+  (the run directories, for ``benchmarks/reproduce_paper.py --record``).
 
 Each GPU stage writes ``STAGE.json``, ``STAGE.md`` and ``STAGE.log`` (GPU, driver, torch, CUDA,
 the commands) and what the next call needs into ``--out``: at most 8 files, each under 16 MiB,
@@ -45,7 +46,7 @@ from _campaign import (  # noqa: E402
     log,
     previous_results,
     setup_logging,
-    unpack_state,
+    unpack_runs,
     write_result,
 )
 
@@ -89,7 +90,7 @@ def _side_commands(args: argparse.Namespace) -> int:
         return 0
     if args.source is None:
         parser().error("unpack needs --from")
-    for name in unpack_state(args.source, args.out):
+    for name in unpack_runs(args.source, args.out):
         print(args.out / name)
     return 0
 

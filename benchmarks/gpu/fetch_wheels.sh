@@ -8,7 +8,7 @@
 #
 # The versions are the ones the project is tested with; the device image already holds numpy,
 # scipy, xarray, h5py, torch, matplotlib, tqdm, threadpoolctl, toolz, cloudpickle, fsspec,
-# pyyaml, click, certifi, rich and packaging (/work/.library/device/KINDS.md).
+# pyyaml, click, certifi, rich and packaging.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 dest="${1:-$root/.whl}"

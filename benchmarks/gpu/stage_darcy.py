@@ -6,9 +6,10 @@
 deadline), then packs the unfinished run (``last.pt``, ``best.pt``) and what finished into
 ``state.tar.NN``. The next call, on a fresh machine, regenerates the data from its seed
 (1224 samples at 421, dataset seed 0: the data of the reproduction rows) and continues from
-``--from``. A finished run's ``best.pt`` comes back once, in the call that finished it, so
-that the state stays under the device machine's limits (about 47 MB at most: one finished
-best.pt of 9 MB and the running run's 29 + 10 MB).
+``--from``. A finished run's weights come back once, as ``RUN.best.pt`` beside the state in
+the output of the call that finished it, and are not carried further: the state then holds
+at most the running run's ``last.pt`` and ``best.pt`` (29 + 10 MB for the inverse model), so
+that it, the wheels (16 MB) and the working tree stay under the 64 MiB a call may carry.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _campaign import ROOT, Deadline, pack_state, unpack_state
+from _campaign import BEST_SUFFIX, ROOT, Deadline, pack_state, unpack_runs
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from reproduce_paper import run_tag  # noqa: E402
@@ -123,10 +124,16 @@ def train_until(run_dir: Path, data: Path, preset: str, args: argparse.Namespace
     return info
 
 
-def _summary(preset: str, info: dict[str, Any], finished_now: bool) -> dict[str, Any]:
+def _summary(preset: str, info: dict[str, Any], finished_now: bool,
+             run_dir: Path) -> dict[str, Any]:
+    epochs = (info.get("train_config") or {}).get("epochs")
+    per_epoch = _epoch_seconds(run_dir)
+    left = None if per_epoch is None or epochs is None else (
+        (epochs - int(info.get("epochs_completed") or 0)) * per_epoch / 60)
     return {"preset": preset, "status": info.get("status"),
+            "epoch_s": per_epoch, "training_minutes_left": left,
             "epochs_completed": info.get("epochs_completed"),
-            "epochs": (info.get("train_config") or {}).get("epochs"),
+            "epochs": epochs,
             "best_epoch": info.get("best_epoch"), "best_val_rel_l2": info.get("best_val_rel_l2"),
             "test_rel_l2_best": info.get("test_rel_l2_best"),
             "wall_time_s": info.get("wall_time_s"), "device": info.get("device"),
@@ -137,7 +144,7 @@ def _summary(preset: str, info: dict[str, Any], finished_now: bool) -> dict[str,
 def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, list[str], int]:
     work = args.work
     runs_root = work / "runs"
-    restored = unpack_state(args.source, runs_root) if args.source is not None else []
+    restored = unpack_runs(args.source, runs_root) if args.source is not None else []
     before = {p: _status(runs_root / tag).get("status") for p, tag in _tags(args).items()}
     data = data_file(work, args.rehearse)
     rows, members = [], []
@@ -149,12 +156,12 @@ def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, 
             info = train_until(run_dir, data, preset, args, deadline)
             stopped = info.get("status") != "finished"
         finished_now = info.get("status") == "finished" and before[preset] != "finished"
-        rows.append(_summary(preset, info, finished_now))
+        rows.append(_summary(preset, info, finished_now, run_dir))
         keep = ["run.json", "metrics.csv"]
         if info.get("status") != "finished":
             keep += ["last.pt", "best.pt"]
         elif finished_now:
-            keep += ["best.pt"]
+            (out / f"{tag}{BEST_SUFFIX}").write_bytes((run_dir / "best.pt").read_bytes())
         members += [run_dir / f for f in keep if (run_dir / f).is_file()]
         if stopped:
             break  # one run at a time: the next starts once this one has finished
@@ -179,8 +186,8 @@ def _markdown(rows: list[dict[str, Any]], done: bool, args: argparse.Namespace) 
     lines = [f"# GPU campaign: Darcy at the paper's scale{' (rehearsal)' if args.rehearse else ''}",
              "", head, "",
              "| run | status | epochs | best epoch | val rel L2 | test rel L2 (best) | "
-             "train time (min) | paper RTX 3090 (min) | best.pt in this output |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "train time (min) | paper RTX 3090 (min) | longest epoch (s) | training left (min) "
+             "| best.pt in this output |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         def num(v: Any, f: str = ".4e") -> str:
             return "-" if v is None else format(v, f)
@@ -188,6 +195,7 @@ def _markdown(rows: list[dict[str, Any]], done: bool, args: argparse.Namespace) 
         lines.append(f"| {r['preset']} | {r['status']} | {r['epochs_completed']}/{r['epochs']} | "
                      f"{r['best_epoch']} | {num(r['best_val_rel_l2'])} | "
                      f"{num(r['test_rel_l2_best'])} | {num(wall, '.1f')} | "
-                     f"{num(r['paper_minutes_rtx3090'], '.0f')} | "
+                     f"{num(r['paper_minutes_rtx3090'], '.0f')} | {num(r['epoch_s'], '.1f')} | "
+                     f"{num(r['training_minutes_left'], '.1f')} | "
                      f"{'yes' if r['best_weights_in_this_output'] else 'no'} |")
     return lines

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _campaign import Deadline, unpack_state
+from _campaign import Deadline, unpack_runs
 
 log = logging.getLogger("campaign.throughput")
 
@@ -128,7 +128,7 @@ def _trained_darcy(args: argparse.Namespace) -> Path | None:
     if args.source is None:
         return None
     root = args.work / "from_darcy"
-    unpack_state(args.source, root)
+    unpack_runs(args.source, root)
     for run in sorted(root.glob("darcy-galerkin_*")):
         if (run / "best.pt").is_file() and '"finished"' in (run / "run.json").read_text():
             return run

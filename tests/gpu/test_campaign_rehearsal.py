@@ -90,10 +90,24 @@ def test_darcy_stage_resumes_from_its_previous_output(darcy_outputs):
     assert inverse["epochs_completed"] == 1
     assert two["previous"]["darcy"]["summary"] == {"finished": False}
     kept = state_members(second)
-    # The finished run's weights come back in the call that finished it; its last.pt does not.
-    assert any(n.startswith("darcy-galerkin_") and n.endswith("best.pt") for n in kept)
-    assert not any(n.startswith("darcy-galerkin_") and n.endswith("last.pt") for n in kept)
+    # The finished run's weights come back beside the state, in the call that finished it;
+    # the state keeps its record but neither of its checkpoints.
+    assert (second / "darcy-galerkin_darcy_n29_N30_quick_seed1127802.best.pt").is_file()
+    assert not any(n.startswith("darcy-galerkin_") and n.endswith(".pt") for n in kept)
+    assert any(n.startswith("darcy-galerkin_") and n.endswith("run.json") for n in kept)
     assert any(n.startswith("darcy-inverse-galerkin_") and n.endswith("last.pt") for n in kept)
+
+
+def test_unpack_gives_run_directories_that_load(darcy_outputs, tmp_path):
+    _, _, second = darcy_outputs
+    campaign("unpack", "--from", str(second), "--out", str(tmp_path / "runs"))
+    run = tmp_path / "runs" / "darcy-galerkin_darcy_n29_N30_quick_seed1127802"
+    info = json.loads((run / "run.json").read_text())
+    assert info["status"] == "finished"
+    from neuralop_fem.training import load_trained
+
+    operator, _ = load_trained(run)
+    assert sum(p.numel() for p in operator.parameters()) > 0
 
 
 def test_throughput_stage_uses_the_darcy_weights(darcy_outputs):
