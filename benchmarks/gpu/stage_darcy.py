@@ -1,6 +1,6 @@
 """Stage ``darcy``: darcy-galerkin and darcy-inverse-galerkin (noise 0.01) at the paper's scale.
 
-100 epochs of 1024 samples each (141 x 141, batch 4; PAPER_SPEC: 22 and 15 minutes on an RTX
+100 epochs of 1024 samples each (141 x 141, batch 4; Cao 2021, Table 6: 22 and 15 minutes on an RTX
 3090), one run after the other, resumed across calls: each call trains until its deadline
 (an epoch is started only when it ends, by the epoch times measured so far, before the
 deadline), then packs the unfinished run (``last.pt``, ``best.pt``) and what finished into
@@ -8,7 +8,7 @@ deadline), then packs the unfinished run (``last.pt``, ``best.pt``) and what fin
 (1224 samples at 421, dataset seed 0: the data of the reproduction rows) and continues from
 ``--from``. A finished run's weights come back once, as ``RUN.best.pt`` beside the state in
 the output of the call that finished it, and are not carried further: the state then holds
-at most the running run's ``last.pt`` and ``best.pt`` (29 + 10 MB for the inverse model), so
+at most the running run's ``last.pt`` and ``best.pt`` (about 30 + 10 MB for the inverse model), so
 that it, the wheels (16 MB) and the working tree stay under the 64 MiB a call may carry.
 """
 
@@ -34,7 +34,7 @@ RUNS = ("darcy-galerkin", "darcy-inverse-galerkin")
 #: Training seed and dataset of the reproduction rows (benchmarks/reproduce_paper.py).
 SEED = 1127802
 PAPER = {"data_n": 421, "samples": 1224, "data_seed": 0}
-#: Paper minutes for 100 epochs on an RTX 3090 (PAPER_SPEC Table 6, GT column).
+#: Paper minutes for 100 epochs on an RTX 3090 (Cao 2021, Table 6, GT column).
 PAPER_MINUTES = {"darcy-galerkin": 0.367 * 60, "darcy-inverse-galerkin": 0.248 * 60}
 #: --rehearse: tiny data and models, 2 epochs (a call with --max-epochs-this-call 1 stops
 #: in the middle of the first run).

@@ -2,7 +2,7 @@
 
 Training: the trainer's own loop (data loader, loss with its H1 term, clipping, Adam, one-cycle
 schedule, a one-batch validation per epoch) on generated data, fp32 and bf16; one warm-up epoch,
-then it/s = steps per epoch / median epoch time of two more. Paper figures (PAPER_SPEC):
+then it/s = steps per epoch / median epoch time of two more. Paper figures (Cao 2021):
 Burgers n = 8192, batch 4: 27.15 it/s (Table 1, training); Burgers 512, batch 8: about 55 it/s
 and Darcy 141, batch 4: about 19.4 it/s (Table 6: 100 epochs of 128 or 256 steps including the
 evaluations, so slightly pessimistic).
