@@ -119,6 +119,9 @@ def test_throughput_stage_uses_the_darcy_weights(darcy_outputs):
     assert len(result["training"]) == 6
     assert all(r["it_per_s"] > 0 for r in result["training"])
     assert {r["amp"] for r in result["training"]} == {"none", "bf16"}
+    fp32 = [r for r in result["training"] if r["amp"] == "none"]
+    assert all(r["steps_per_s_read_each_step"] > 0 and r["steps_per_s_read_once"] > 0
+               for r in fp32)
     darcy = [r for r in result["inference"] if r["problem"] == "darcy"]
     assert all(r["weights"] == "trained (darcy stage)" for r in darcy)
     assert all(r["surrogate_samples_per_s"] > 0 and r["solver_samples_per_s"] > 0
