@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from neuralop_fem.cli import main
 from neuralop_fem.data.peers import read_neuralop, read_pdebench
 from neuralop_fem.errors import DatasetError
 
@@ -122,6 +123,16 @@ def _cli(*args, cwd):
                           capture_output=True, text=True, timeout=120)
 
 
+def test_main_refuses_a_hostile_file_in_one_line(tmp_path, capsys):
+    evil, marker = hostile_file(tmp_path)
+    assert main(["import", "neuralop", str(evil), "--out", str(tmp_path / "o.nc")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("neuralop-fem import: error: ")
+    assert not marker.exists()
+
+
+@pytest.mark.slow
 def test_cli_refuses_bad_files_in_one_line(tmp_path, rng):
     evil, marker = hostile_file(tmp_path)
     truncated = tmp_path / "t.hdf5"
