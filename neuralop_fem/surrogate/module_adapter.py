@@ -17,13 +17,19 @@ torch.Size([2, 8, 1])
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import torch
 
 from solvers.problems import get_problem
 
 from ..errors import InputError, ShapeError
 
-__all__ = ["LAYOUTS", "ModuleAdapter"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..data.ood import OODReference
+    from .surrogate import Surrogate
+
+__all__ = ["LAYOUTS", "ModuleAdapter", "surrogate_from_module"]
 
 #: The input / output layouts a wrapped module may use.
 LAYOUTS = ("channels_last", "channels_first", "no_channel")
@@ -111,3 +117,44 @@ class ModuleAdapter(torch.nn.Module):
         if self.layout == "no_channel":
             return want[:-1]
         return want
+
+
+def surrogate_from_module(cls: type[Surrogate], module: torch.nn.Module, *, problem: str,
+                          resolution: int, layout: str = "channels_last",
+                          with_coordinates: bool = False, dataset: Any = None,
+                          name: str | None = None, device: str | torch.device | None = None,
+                          batch_size: int = 16,
+                          ood_reference: OODReference | None = None) -> Surrogate:
+    """A surrogate from any torch module (another package's model, one trained elsewhere).
+
+    Reached as ``Surrogate.from_module(module, problem=..., resolution=..., ...)``.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Maps the input function in physical units to the prediction with one output channel,
+        in ``layout`` (wrapped in a :class:`ModuleAdapter`; normalisers belong inside it).
+    problem : str
+        ``"burgers"``, ``"darcy"`` or ``"darcy-inverse"``.
+    resolution : int
+        The grid the module takes (``n`` points per axis); other grids go through
+        ``solve(..., resample=True)``.
+    layout : {"channels_last", "channels_first", "no_channel"}
+        ``(batch, *grid, C)``, ``(batch, C, *grid)`` (neuraloperator) or ``(batch, *grid)``.
+    with_coordinates : bool
+        Append the grid coordinates as input channels (the original FNO scripts).
+    dataset : xarray.Dataset, optional
+        The data the module learnt from: its provenance picks the reference solver of
+        ``reference_solver()`` (e.g. the viscosity of an imported PDEBench file) and its
+        attributes show in ``provenance``.
+    name, device, batch_size, ood_reference
+        As for the :class:`~neuralop_fem.surrogate.Surrogate` constructor.
+    """
+    from ..data.provenance import dataset_provenance
+
+    adapter = ModuleAdapter(module, layout=layout, problem=problem,
+                            with_coordinates=with_coordinates)
+    info = {} if dataset is None else {"data": dataset_provenance(dataset, None)}
+    return cls(adapter, problem=problem, resolution=resolution, run_info=info, device=device,
+               batch_size=batch_size, ood_reference=ood_reference,
+               name=name or f"{type(module).__name__} ({problem})")

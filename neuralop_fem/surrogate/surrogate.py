@@ -31,6 +31,7 @@ from ..data.provenance import unknown_physics
 from ..errors import InputError, RunDirectoryError, ShapeError
 from ..files import open_for_reading
 from ..models.size import check_resolution
+from .module_adapter import surrogate_from_module
 from .resample import resample_nodes, resample_periodic
 
 __all__ = ["OODWarning", "Surrogate", "resample_nodes", "resample_periodic"]
@@ -132,46 +133,8 @@ class Surrogate:
                    name=f"{info.get('preset') or problem} surrogate ({path.name})",
                    output_resolution=int(output))
 
-    @classmethod
-    def from_module(cls, module: torch.nn.Module, *, problem: str, resolution: int,
-                    layout: str = "channels_last", with_coordinates: bool = False,
-                    dataset: Any = None, name: str | None = None,
-                    device: str | torch.device | None = None, batch_size: int = 16,
-                    ood_reference: OODReference | None = None) -> Surrogate:
-        """A surrogate from any torch module (another package's model, one trained elsewhere).
-
-        Parameters
-        ----------
-        module : torch.nn.Module
-            Maps the input function in physical units to the prediction with one output
-            channel, in ``layout`` (wrapped in a
-            :class:`~neuralop_fem.surrogate.module_adapter.ModuleAdapter`; normalisers belong
-            inside the module).
-        problem : str
-            ``"burgers"``, ``"darcy"`` or ``"darcy-inverse"``.
-        resolution : int
-            The grid the module takes (``n`` points per axis); other grids go through
-            ``solve(..., resample=True)``.
-        layout : {"channels_last", "channels_first", "no_channel"}
-            ``(batch, *grid, C)``, ``(batch, C, *grid)`` (neuraloperator) or ``(batch, *grid)``.
-        with_coordinates : bool
-            Append the grid coordinates as input channels (the original FNO scripts).
-        dataset : xarray.Dataset, optional
-            The data the module learnt from: its provenance picks the reference solver of
-            :meth:`reference_solver` (e.g. the viscosity of an imported PDEBench file) and
-            its attributes show in :attr:`provenance`.
-        name, device, batch_size, ood_reference
-            As for the constructor.
-        """
-        from ..data.provenance import dataset_provenance
-        from .module_adapter import ModuleAdapter
-
-        adapter = ModuleAdapter(module, layout=layout, problem=problem,
-                                with_coordinates=with_coordinates)
-        info = {} if dataset is None else {"data": dataset_provenance(dataset, None)}
-        return cls(adapter, problem=problem, resolution=resolution, run_info=info,
-                   device=device, batch_size=batch_size, ood_reference=ood_reference,
-                   name=name or f"{type(module).__name__} ({problem})")
+    #: ``Surrogate.from_module(module, *, problem, resolution, layout, ...)``: any torch module.
+    from_module = classmethod(surrogate_from_module)
 
     # -- properties --------------------------------------------------------------------------
 
