@@ -177,6 +177,8 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
                          neuralop_input="boolean phases: True -> neuralop_phase_high, "
                                         "False -> neuralop_phase_low")
         fields = {S.A: a, S.U: y}
+        points = np.arange(x.shape[1]) / x.shape[1]
+        attrs.update(source_x_coordinate=points, source_y_coordinate=points)
     dtype = np.result_type(*(v.dtype for v in fields.values() if v.dtype.kind == "f"))
     peer = {k: _memory(path, kx if k in (S.U0, S.A) else ky, v, dtype,
                        positive=spec.positive_input and k == S.A)
