@@ -39,7 +39,8 @@ __all__ = ["COMMANDS", "build_parser", "error_message", "main"]
 #: Command modules under :mod:`neuralop_fem.commands`; the command name is the module name
 #: with ``_`` replaced by ``-`` (``import_mat`` -> ``import-mat``).
 COMMANDS: tuple[str, ...] = (
-    "generate", "info", "import_mat", "train", "evaluate", "compare", "demo",
+    "generate", "info", "import_mat", "import", "export", "check", "train", "evaluate", "compare",
+    "demo",
 )
 
 #: One-line summaries shown by ``neuralop-fem --help`` without importing the modules.
@@ -47,6 +48,9 @@ _SUMMARIES: dict[str, str] = {
     "generate": "generate a Burgers or Darcy dataset (parallel, resumable, appendable)",
     "info": "describe a dataset file",
     "import_mat": "convert a legacy FNO/Galerkin-Transformer .mat file to netCDF",
+    "import": "convert a neuraloperator .pt or PDEBench .hdf5 file to netCDF",
+    "export": "write a dataset in neuraloperator's .pt or PDEBench's HDF5 layout",
+    "check": "check a dataset's labels with our solver (per sample, grid by grid)",
     "train": "train a surrogate from a preset on a dataset",
     "evaluate": "relative L2 / H1 errors of a trained run on a dataset",
     "compare": "compare a surrogate against the classical solver and write a report",

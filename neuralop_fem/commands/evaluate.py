@@ -60,6 +60,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
+#: The per-sample columns of the CSV, in order (PDEBench's RMSE, max and bRMSE after ours).
+_PER_SAMPLE = ("rel_l2", "rel_h1", "rmse", "max_error", "boundary_rmse")
+
+
 def write_results(result: RunEvaluation, path: Path) -> Path:
     """Per-sample CSV at ``path`` and the summary JSON at ``path.with_suffix('.json')``.
 
@@ -70,11 +74,12 @@ def write_results(result: RunEvaluation, path: Path) -> Path:
 
     text = io.StringIO(newline="")
     writer = csv.writer(text)
-    writer.writerow(["sample", "rel_l2", "rel_h1"])
-    for i, a, b in zip(result["indices"], result["rel_l2"], result["rel_h1"], strict=True):
-        writer.writerow([int(i), repr(float(a)), repr(float(b))])
+    columns = [c for c in _PER_SAMPLE if c in result]
+    writer.writerow(["sample", *columns])
+    for row, i in enumerate(result["indices"]):
+        writer.writerow([int(i), *(repr(float(result[c][row])) for c in columns)])  # type: ignore[literal-required]
     write_text_atomic(path, text.getvalue())
-    summary = {k: v for k, v in result.items() if k not in ("indices", "rel_l2", "rel_h1")}
+    summary = {k: v for k, v in result.items() if k not in ("indices", *_PER_SAMPLE)}
     summary["csv"] = str(path)
     json_path = path.with_suffix(".json")
     write_json_atomic(json_path, summary)
@@ -87,10 +92,18 @@ def _table(result: RunEvaluation) -> str:
             f"at n={result['resolution']}"
             f" (trained at n={result['train_resolution']})")
     rows = [f"{'error':<8}{'mean':>12}{'median':>12}{'p95':>12}{'max':>12}"]
-    for name, label in (("rel_l2", "rel. L2"), ("rel_h1", "rel. H1")):
+    for name, label in (("rel_l2", "rel. L2"), ("rel_h1", "rel. H1"), ("rmse", "RMSE"),
+                        ("max_error", "max err"), ("boundary_rmse", "bRMSE")):
+        if name not in s:
+            continue
         v = s[name]
         rows.append(f"{label:<8}{v['mean']:>12.4e}{v['median']:>12.4e}{v['p95']:>12.4e}"
                     f"{v['max']:>12.4e}")
+    if "pdebench" in s:
+        p = s["pdebench"]
+        rows.append(f"PDEBench: nRMSE (= rel. L2) {p['nrmse']:.4e}, RMSE {p['rmse']:.4e}, max "
+                    f"{p['max_error']:.4e}, bRMSE {p['boundary_rmse']:.4e}, fRMSE low/mid/high "
+                    f"{p['frmse_low']:.3e}/{p['frmse_mid']:.3e}/{p['frmse_high']:.3e}")
     return "\n".join([head, *rows])
 
 

@@ -4,7 +4,9 @@ Errors per sample: relative L2 ``||p - u|| / ||u||`` on the grid (the papers' me
 over samples) and the relative H1 seminorm error with both gradients by central differences
 (:func:`neuralop_fem.metrics.relative_h1`). For Darcy the H1 error has a floor of
 a few per cent even for the exact solution (the gradient jumps across interfaces;
-docs/training.md, Evaluate).
+docs/training.md, Evaluate). Beside them PDEBench's metrics: per-sample RMSE, maximum error and
+boundary RMSE, and over the samples their table's numbers (``summary["pdebench"]``: RMSE,
+nRMSE = our relative L2, max, bRMSE, fRMSE low / mid / high; :mod:`neuralop_fem.metrics`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from numpy.typing import NDArray
 from solvers.problems import Problem, get_problem
 
 from ..errors import ConfigError
-from ..metrics import relative_h1, relative_l2, summarize
+from ..metrics import (
+    boundary_rmse,
+    fourier_band_rmse,
+    fourier_error_spectrum,
+    max_error,
+    relative_h1,
+    relative_l2,
+    rmse,
+    summarize,
+)
 from ..training.checkpoint import load_trained
 from ..training.config import TrainConfig
 from ..training.run_info import require_fields
@@ -42,6 +53,9 @@ class RunEvaluation(TypedDict):
     indices: NDArray[np.int64]
     rel_l2: NDArray[np.float64]
     rel_h1: NDArray[np.float64]
+    rmse: NDArray[np.float64]
+    max_error: NDArray[np.float64]
+    boundary_rmse: NDArray[np.float64]
     summary: dict[str, dict[str, float]]
     resolution: int
     transfer: str
@@ -152,8 +166,10 @@ def evaluate_run(
     Returns
     -------
     RunEvaluation
-        A dict: ``indices``, ``rel_l2`` and ``rel_h1`` (arrays, one value per sample), ``summary``
-        (``{"rel_l2": {...}, "rel_h1": {...}}`` from :func:`summarize`), ``resolution``,
+        A dict: ``indices``, ``rel_l2``, ``rel_h1``, ``rmse``, ``max_error`` and
+        ``boundary_rmse`` (arrays, one value per sample), ``summary`` (``{"rel_l2": {...},
+        "rel_h1": {...}, ...}`` from :func:`summarize`, and ``"pdebench"``: PDEBench's table
+        numbers over the samples), ``resolution``,
         ``output_resolution`` and ``train_resolution``.
 
     Raises
@@ -185,6 +201,9 @@ def evaluate_run(
     spec = get_problem(config.task)
     mode = _transfer_mode(transfer, spec, n, int(info["resolution"]))
     l2, h1 = [], []
+    peer: dict[str, list[np.ndarray]] = {"rmse": [], "max_error": [], "boundary_rmse": [],
+                                         "spectra": []}
+    grid: tuple[int, ...] = ()
     for batch in loader:
         if mode == "resample":
             pred = _through_training_grid(operator, batch["input"], int(info["resolution"]),
@@ -194,15 +213,30 @@ def evaluate_run(
         target = batch["target"][..., 0].to(torch.float64).numpy()
         l2.append(relative_l2(pred, target))
         h1.append(relative_h1(pred, target, grid=spec.grid))
+        for name, metric in (("rmse", rmse), ("max_error", max_error),
+                             ("boundary_rmse", boundary_rmse),
+                             ("spectra", fourier_error_spectrum)):
+            peer[name].append(metric(pred, target))
+        grid = target.shape[1:]
     rel_l2 = np.concatenate(l2)
     rel_h1 = np.concatenate(h1)
+    per_sample = {k: np.concatenate(v) for k, v in peer.items()}
+    spectra = per_sample.pop("spectra")
+    pdebench = {"rmse": float(per_sample["rmse"].mean()),
+                "nrmse": summarize(rel_l2)["mean"],
+                "max_error": float(per_sample["max_error"].max()),
+                "boundary_rmse": float(per_sample["boundary_rmse"].mean()),
+                **{f"frmse_{k}": v for k, v in fourier_band_rmse(spectra, grid).items()}}
     return {
         "run_dir": os.fspath(run_dir),
         "preset": info.get("preset"),
         "indices": idx,
         "rel_l2": rel_l2,
         "rel_h1": rel_h1,
-        "summary": {"rel_l2": summarize(rel_l2), "rel_h1": summarize(rel_h1)},
+        **per_sample,  # type: ignore[typeddict-item]
+        "summary": {"rel_l2": summarize(rel_l2), "rel_h1": summarize(rel_h1),
+                    **{k: summarize(v) for k, v in per_sample.items()},
+                    "pdebench": pdebench},
         "resolution": n,
         "transfer": mode,
         "output_resolution": coarse or n,

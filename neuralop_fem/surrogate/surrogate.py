@@ -31,6 +31,7 @@ from ..data.provenance import unknown_physics
 from ..errors import InputError, RunDirectoryError, ShapeError
 from ..files import open_for_reading
 from ..models.size import check_resolution
+from .module_adapter import surrogate_from_module
 from .resample import resample_nodes, resample_periodic
 
 __all__ = ["OODWarning", "Surrogate", "resample_nodes", "resample_periodic"]
@@ -131,6 +132,9 @@ class Surrogate:
                    batch_size=batch_size, ood_reference=ood,
                    name=f"{info.get('preset') or problem} surrogate ({path.name})",
                    output_resolution=int(output))
+
+    #: ``Surrogate.from_module(module, *, problem, resolution, layout, ...)``: any torch module.
+    from_module = classmethod(surrogate_from_module)
 
     # -- properties --------------------------------------------------------------------------
 
@@ -383,7 +387,9 @@ class Surrogate:
                           OODWarning, stacklevel=3)
 
     def _predict(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        dtype = next(self.operator.parameters()).dtype
+        param = next(self.operator.parameters(), None)
+        dtype = getattr(self.operator, "input_dtype", None) or (
+            torch.float32 if param is None else param.dtype)
         out = []
         with torch.no_grad():
             for start in range(0, len(values), self.batch_size):

@@ -1,0 +1,307 @@
+"""PDEBench's HDF5 files (1D Burgers, 2D Darcy), both ways, read and written lazily.
+
+Layout (read from PDEBench's generators and ``FNODatasetSingle``)
+----------------------------------------------------------------
+* 1D Burgers ``1D_Burgers_Sols_Nu{nu}.hdf5``: ``tensor`` (N, T, n), the trajectory with the
+  initial condition first; ``x-coordinate`` (n), the cell centres ``(i + 1/2)/n`` of [0, 1];
+  ``t-coordinate`` (T + 1), the output times (one more than ``tensor`` holds). Periodic. The
+  equation is ``u_t + (u^2/2)_x = (nu/pi) u_xx`` with ``nu`` only in the file name, so this
+  package's viscosity is ``nu/pi``.
+* 2D Darcy ``2D_DarcyFlow_beta{beta}_Train.hdf5``: ``nu`` (N, n, n), the coefficient (two
+  values, 1 and 0.1); ``tensor`` (N, 1, n, n), the solution; ``x-coordinate``, ``y-coordinate``
+  (n), cell centres; the forcing ``beta`` in the file name and the attribute ``beta``.
+
+Import stores the values as given, without interpolation, on this package's grid of the same
+size: for Burgers the half-cell shift is a translation of the periodic problem, which the
+equation does not see; for Darcy the cell centres are relabelled as nodes (the first and last
+rows are half a cell inside the boundary, so the labels are not zero there). The source
+coordinates are kept as attributes, and export writes them back. Export writes the same keys
+(with this package's coordinates for its own data), the forcing ``beta`` and the parameters
+as ``neuralop_fem_*`` attributes, which an import prefers to the file name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from solvers.problems import get_problem
+
+from ...errors import DatasetError, InputError
+from .. import schema as S
+from ._common import Field, build_dataset, check_physics, grid_convention, trajectory_of
+
+__all__ = ["export_pdebench", "import_pdebench", "read_pdebench"]
+
+_NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+#: The parameter each problem's file name carries: (pattern, schema parameter, factor).
+_NAME_PARAMETER = {"burgers": (re.compile(r"Nu" + _NUMBER), "viscosity", 1.0 / np.pi),
+                   "darcy": (re.compile(r"beta" + _NUMBER), "forcing", 1.0)}
+_OWN = "neuralop_fem_"
+
+
+@contextmanager
+def _opened(path: Path) -> Iterator[Any]:
+    import h5py
+
+    if not path.is_file():
+        msg = f"{path}: no such file."
+        raise DatasetError(msg)
+    try:
+        f = h5py.File(path, "r")
+    except Exception as exc:  # OSError for truncated or non-HDF5 files
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        msg = f"{path}: cannot be read as an HDF5 file (truncated or not HDF5?): {first}"
+        raise DatasetError(msg) from None
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+def _dataset(f: Any, path: Path, key: str, ndim: int) -> Any:
+    import h5py
+
+    node = f.get(key)
+    if not isinstance(node, h5py.Dataset):
+        msg = f"{path}: a PDEBench file must hold the dataset `{key}`; keys found: {sorted(f)}."
+        raise DatasetError(msg)
+    if node.ndim != ndim or node.dtype.kind != "f":
+        msg = (f"{path}: dataset `{key}` must be a {ndim}-D float array; got shape "
+               f"{node.shape}, dtype {node.dtype}.")
+        raise DatasetError(msg)
+    return node
+
+
+def _coordinate(f: Any, path: Path, key: str, n: int, periodic: bool) -> tuple[np.ndarray, str]:
+    values = np.asarray(_dataset(f, path, key, 1)[()], dtype=np.float64)
+    i = np.arange(n)
+    options = {"cell centres x_i = (i + 1/2)/n on [0, 1] (PDEBench)": (i + 0.5) / n}
+    options["periodic x_i = i/n" if periodic else "nodes x_i = i/(n-1)"] = (
+        i / n if periodic else i / max(n - 1, 1))
+    for name, want in options.items():
+        # float32 coordinates: 1e-6 is a few units in their last place on [0, 1].
+        if values.shape == want.shape and np.allclose(values, want, rtol=0, atol=1e-6):
+            return values, name
+    msg = (f"{path}: `{key}` must be the {n} cell centres (i + 1/2)/n of [0, 1] or this "
+           f"package's grid; got {values.size} values from {values[:1]} to {values[-1:]}.")
+    raise DatasetError(msg)
+
+
+def _problem(f: Any, path: Path, problem: str | None) -> str:
+    tensor = f.get("tensor")
+    guess = "darcy" if "nu" in f else "burgers" if getattr(tensor, "ndim", 0) == 3 else None
+    if problem is None:
+        if guess is None:
+            msg = (f"{path}: not a PDEBench 1D Burgers (`tensor` (N, T, n)) or 2D Darcy (`nu`, "
+                   f"`tensor` (N, 1, n, n)) file; keys found: {sorted(f)}.")
+            raise DatasetError(msg)
+        return guess
+    if problem not in _NAME_PARAMETER:
+        msg = f"`problem` must be one of {tuple(_NAME_PARAMETER)}; got {problem!r}."
+        raise InputError(msg)
+    return problem
+
+
+def _parameter(f: Any, path: Path, problem: str, given: float | None) -> tuple[float | None, str]:
+    pattern, name, factor = _NAME_PARAMETER[problem]
+    if given is not None:
+        return given, "given"
+    if _OWN + name in f.attrs:
+        return float(f.attrs[_OWN + name]), f"attribute {_OWN + name}"
+    if problem == "darcy" and "beta" in f.attrs:
+        return float(f.attrs["beta"]), "attribute beta"
+    found = pattern.search(path.name)
+    if found:
+        return float(found.group(1)) * factor, f"file name ({found.group(0)})"
+    return None, "unknown"
+
+
+def _field(node: Any, path: Path, key: str, shape: tuple[int, ...], select: Any,
+           positive: bool = False) -> Field:
+    return Field(path, key, shape, np.dtype(node.dtype), lambda a, b: select(node, a, b),
+                 positive=positive)
+
+
+def _read(f: Any, path: Path, *, problem: str | None, viscosity: float | None,
+          forcing: float | None, trajectory: bool, lazy: bool) -> xr.Dataset:
+    problem = _problem(f, path, problem)
+    spec = get_problem(problem)
+    attrs: dict[str, Any] = {}
+    if problem == "burgers":
+        tensor = _dataset(f, path, "tensor", 3)
+        n_samples, n_times, n = tensor.shape
+        t = np.asarray(_dataset(f, path, "t-coordinate", 1)[()], dtype=np.float64)
+        if n_times < 2 or n < 2 or n_samples < 1 or t.size not in (n_times, n_times + 1):
+            msg = (f"{path}: `tensor` (N, T, n) needs N >= 1, T >= 2, n >= 2 and "
+                   f"`t-coordinate` of T or T + 1 times; got {tensor.shape} and {t.size} times.")
+            raise DatasetError(msg)
+        time = t[:n_times]
+        if not (np.isfinite(time).all() and time[0] == 0.0 and (np.diff(time) > 0).all()):
+            msg = f"{path}: `t-coordinate` must increase from 0; got {time[:3]}..."
+            raise DatasetError(msg)
+        value, origin = _parameter(f, path, problem, viscosity)
+        physics = check_physics(problem, {"viscosity": value, "final_time": float(time[-1])})
+        fields = {
+            S.U0: _field(tensor, path, "tensor[:, 0]", (n_samples, n),
+                         lambda d, a, b: d[a:b, 0, :]),
+            S.U: _field(tensor, path, "tensor[:, -1]", (n_samples, n),
+                        lambda d, a, b: d[a:b, n_times - 1, :]),
+        }
+        if trajectory and n_times > 2:
+            fields[S.U_T] = _field(tensor, path, "tensor", (n_samples, n_times, n),
+                                   lambda d, a, b: d[a:b])
+        coords = {"x": "x-coordinate"}
+        keys = ["tensor", "x-coordinate", "t-coordinate"]
+    else:
+        nu = _dataset(f, path, "nu", 3)
+        tensor = _dataset(f, path, "tensor", 4)
+        n_samples, n = nu.shape[0], nu.shape[1]
+        if tensor.shape != (n_samples, 1, n, n) or nu.shape != (n_samples, n, n) or n < 2:
+            msg = (f"{path}: `nu` (N, n, n) and `tensor` (N, 1, n, n) must match; got "
+                   f"{nu.shape} and {tensor.shape}.")
+            raise DatasetError(msg)
+        value, origin = _parameter(f, path, problem, forcing)
+        physics = check_physics(problem, {"forcing": value})
+        fields = {S.A: _field(nu, path, "nu", nu.shape, lambda d, a, b: d[a:b], positive=True),
+                  S.U: _field(tensor, path, "tensor", nu.shape, lambda d, a, b: d[a:b, 0])}
+        coords = {"x": "x-coordinate", "y": "y-coordinate"}
+        keys = ["nu", "tensor", "x-coordinate", "y-coordinate"]
+        time = None
+    names = []
+    for dim, key in coords.items():
+        values, name = _coordinate(f, path, key, n, spec.periodic)
+        attrs[f"source_{dim}_coordinate"] = values
+        names.append(name)
+    attrs.update(grid_convention(problem, source=names[0],
+                                 relabelled=not names[0].startswith(("periodic", "nodes"))))
+    attrs[f"{_NAME_PARAMETER[problem][1]}_from"] = origin
+    return build_dataset(problem, fields, attrs=attrs, fmt="PDEBench HDF5",
+                         source_file=path.name, keys=keys, physics=physics, time=time, lazy=lazy)
+
+
+def read_pdebench(path: str | os.PathLike[str], *, problem: str | None = None,
+                  viscosity: float | None = None, forcing: float | None = None,
+                  trajectory: bool = True) -> xr.Dataset:
+    """Read a PDEBench 1D Burgers or 2D Darcy HDF5 file into an in-memory schema dataset.
+
+    For files larger than memory use :func:`import_pdebench`, which streams them.
+
+    Parameters
+    ----------
+    path : path-like
+    problem : {"burgers", "darcy"} or None
+        None: Darcy if the file holds ``nu``, Burgers for a 3-D ``tensor``.
+    viscosity : float, optional
+        Burgers viscosity of this package's equation ``u_t + u u_x = viscosity u_xx``.
+        Default: the ``neuralop_fem_viscosity`` attribute, else PDEBench's ``Nu`` of the file
+        name divided by pi.
+    forcing : float, optional
+        Darcy right-hand side. Default: the attribute ``beta``, else the file name's ``beta``.
+    trajectory : bool
+        Keep the Burgers trajectory as ``u_t`` (with more than two times).
+
+    Raises
+    ------
+    DatasetError
+        Not HDF5, truncated, missing keys, mismatched shapes, unknown grids, bad values.
+    """
+    path = Path(path)
+    with _opened(path) as f:
+        return _read(f, path, problem=problem, viscosity=viscosity, forcing=forcing,
+                     trajectory=trajectory, lazy=False)
+
+
+def import_pdebench(path: str | os.PathLike[str], out: str | os.PathLike[str], *,
+                    problem: str | None = None, dtype: str | None = None,
+                    overwrite: bool = False, viscosity: float | None = None,
+                    forcing: float | None = None, trajectory: bool = True) -> Path:
+    """Convert a PDEBench HDF5 file to a netCDF dataset, streaming it in sample chunks.
+
+    Parameters as :func:`read_pdebench`; ``dtype``: storage type (None keeps the file's).
+    A bad value found while streaming removes the partial output.
+    """
+    import dask
+
+    from ..io import check_target, save_dataset
+
+    check_target(out, overwrite=overwrite)
+    path = Path(path)
+    with _opened(path) as f:
+        ds = _read(f, path, problem=problem, viscosity=viscosity, forcing=forcing,
+                   trajectory=trajectory, lazy=True)
+        with dask.config.set(scheduler="synchronous"):  # h5py reads from one thread
+            return save_dataset(ds, out, dtype=dtype or ds.attrs[S.STORAGE_DTYPE],
+                                overwrite=overwrite)
+
+
+def export_pdebench(data: xr.Dataset, out: str | os.PathLike[str], *,
+                    dtype: str | None = None, chunk: int = 64) -> Path:
+    """Write a schema dataset as a PDEBench HDF5 file, ``chunk`` samples at a time.
+
+    Burgers: ``tensor`` is the trajectory (``u_t`` with ``u0`` first and ``u`` last where
+    they are not already in it; ``[u0, u]`` without one), ``t-coordinate`` its times plus one
+    more step, as PDEBench writes it. Darcy: ``nu`` = ``a``, ``tensor`` = ``u[:, None]``,
+    attribute ``beta`` = the forcing. Coordinates: the recorded source coordinates of an
+    imported PDEBench file, else this package's grid; coordinates in float64 (PDEBench's
+    loader casts them to float32). Written atomically.
+    """
+    import h5py
+
+    from ...files import atomic_path
+
+    problem = str(data.attrs["problem"])
+    dtype = dtype or str(data.attrs[S.STORAGE_DTYPE])
+    n_samples = int(data.sizes[S.SAMPLE])
+    final = data.attrs.get("final_time")
+    physics = {k: data.attrs.get(k) for k in ("viscosity", "final_time", "forcing")}
+    with atomic_path(out) as tmp, h5py.File(tmp, "w") as f:
+        for dim in get_problem(problem).dims:
+            source = data.attrs.get(f"source_{dim}_coordinate")
+            values = data[dim].values if source is None or np.size(source) != data.sizes[dim] \
+                else np.asarray(source)
+            f.create_dataset(f"{dim}-coordinate", data=np.asarray(values, dtype=np.float64))
+        for name, value in physics.items():
+            if isinstance(value, float | np.floating | int):
+                f.attrs[_OWN + name] = float(value)
+        f.attrs[_OWN + "source"] = str(data.attrs.get("source", ""))
+        if problem == "burgers":
+            _write_burgers(f, data, dtype, n_samples, chunk, final)
+        else:
+            if isinstance(physics["forcing"], float | np.floating | int):
+                f.attrs["beta"] = float(physics["forcing"])
+            n = data.sizes["x"]
+            nu = f.create_dataset("nu", shape=(n_samples, n, n), dtype=dtype)
+            tensor = f.create_dataset("tensor", shape=(n_samples, 1, n, n), dtype=dtype)
+            for a in range(0, n_samples, chunk):
+                block = data.isel(sample=slice(a, a + chunk))
+                nu[a:a + chunk] = block[S.A].values
+                tensor[a:a + chunk, 0] = block[S.U].values
+    return Path(out)
+
+
+def _write_burgers(f: Any, data: xr.Dataset, dtype: str, n_samples: int, chunk: int,
+                   final: object) -> None:
+    has_t = S.U_T in data.data_vars
+    final_time = float(final) if isinstance(final, float | np.floating | int) else 1.0
+    time = data[S.TIME].values if has_t else None
+    if has_t and "time_coordinate" in data.attrs:
+        final_time = 1.0  # times stored as fractions of an unknown final time
+    tensor = None
+    t = np.zeros(0)
+    for a in range(0, n_samples, chunk):
+        block = data.isel(sample=slice(a, a + chunk))
+        traj, t = trajectory_of(block[S.U0].values, block[S.U].values,
+                                block[S.U_T].values if has_t else None, time, final_time)
+        if tensor is None:
+            tensor = f.create_dataset("tensor", shape=(n_samples, *traj.shape[1:]), dtype=dtype)
+        tensor[a:a + chunk] = traj
+    step = t[-1] - t[-2]
+    f.create_dataset("t-coordinate", data=np.append(t, t[-1] + step))
