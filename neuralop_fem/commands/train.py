@@ -96,6 +96,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "as JSON, else a string); repeatable")
     p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int_range(1),
                    metavar="K", help="stop after K epochs (resume later with the same command)")
+    p.add_argument("--log", choices=("tensorboard", "mlflow", "wandb"),
+                   help="also write an experiment log in RUN_DIR: tensorboard (RUN_DIR/"
+                        "tensorboard), mlflow (SQLite RUN_DIR/mlflow.db) or wandb (offline, "
+                        "RUN_DIR/wandb); each needs its package (pip extra of the same name)")
     p.add_argument("--overwrite", action="store_true", help="discard what RUN_DIR holds")
     return p
 
@@ -189,6 +193,7 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
     fmt : str
         ``"yaml"`` or ``"json"``: the format of ``--config`` (YAML without one).
     """
+    from ..errors import ConfigError
     from ..models import PRESETS
     from ..training import fit_to_data, training_preset
     from ._config_file import FileConfig, format_of, read_config
@@ -215,9 +220,16 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
     chosen |= {item.partition("=")[0].strip().replace("-", "_") for item in args.overrides}
     train_config, notes = fit_to_data(train_config, data, model_config=model_config,
                                       keep=chosen, names=_FLAGS, preset=preset)
+    log = args.log or file.log
+    if log is not None:
+        from ..training.loggers import LOGGERS
+
+        if log not in LOGGERS:
+            msg = f"{args.config}: `log` must be one of {', '.join(LOGGERS)}; got {log!r}."
+            raise ConfigError(msg)
     config = {
         "preset": preset, "data": os.fspath(data),
-        "out": None if out is None else os.fspath(out),
+        "out": None if out is None else os.fspath(out), "log": log,
         "train_config": train_config.to_dict(), "model_config": model_config.to_dict(),
     }
     return config, notes, fmt
@@ -245,7 +257,18 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     with Trainer(out, config["data"], model_config=model_config, config=train_config,
                  preset=preset, overwrite=args.overwrite) as trainer:
-        result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call)
+        logger = None
+        if config["log"] is not None and trainer.ctx.is_main:
+            from ..training.loggers import make_logger
+
+            hparams = {"preset": preset, **train_config.to_dict(),
+                       **{f"model.{k}": v for k, v in model_config.to_dict().items()}}
+            logger = make_logger(config["log"], out, hparams=hparams)
+        try:
+            result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call, logger=logger)
+        finally:
+            if logger is not None:
+                logger.close()
         if trainer.ctx.is_main:
             _report(result, out)
     return 0

@@ -28,7 +28,7 @@ from ..files import ExclusiveLock, remove_stale_temporaries
 from ..models.io import check_state_dict, load_torch_file
 from . import checkpoint as ck
 from .distributed import GlobalBatchSampler
-from .optim import SCHEDULER_PROGRESS, scheduler_steps
+from .optim import PER_EPOCH, SCHEDULER_PROGRESS, scheduler_steps
 
 if TYPE_CHECKING:  # pragma: no cover
     from .trainer import Trainer
@@ -237,7 +237,8 @@ def _restore_optimizer(optimizer: torch.optim.Optimizer, saved: dict[str, Any],
                                 f"a tensor of the parameter's shape {tuple(p.shape)}")
 
 
-def _restore_scheduler(scheduler: Any, saved: dict[str, Any], steps: int, source: Any) -> None:
+def _restore_scheduler(scheduler: Any, saved: dict[str, Any], steps: int, source: Any, *,
+                       steps_are: str) -> None:
     fresh = scheduler.state_dict()
     if set(saved) != set(fresh):
         raise _fail(source, "scheduler",
@@ -248,7 +249,7 @@ def _restore_scheduler(scheduler: Any, saved: dict[str, Any], steps: int, source
                         saved[key])
     if saved["last_epoch"] != steps or saved.get("_step_count", steps + 1) != steps + 1:
         raise _fail(source, "scheduler.last_epoch",
-                    f"{steps} (the schedule's steps after the saved epoch)",
+                    f"{steps} ({steps_are})",
                     saved["last_epoch"])
     last_lr = saved["_last_lr"]
     if not (isinstance(last_lr, list) and len(last_lr) == len(fresh["_last_lr"])
@@ -303,7 +304,9 @@ def restore(trainer: Trainer, state: LastState, source: str | os.PathLike[str]) 
     _restore_optimizer(trainer.optimizer, state["optimizer"], source)
     steps = scheduler_steps(trainer.config, epochs_done=epoch,
                             steps_per_epoch=trainer.steps_per_epoch)
-    _restore_scheduler(trainer.scheduler, state["scheduler"], steps, source)
+    per_epoch = trainer.config.scheduler in PER_EPOCH
+    _restore_scheduler(trainer.scheduler, state["scheduler"], steps, source,
+                       steps_are="the epoch" if per_epoch else "epoch x steps per epoch")
     trainer.epoch = epoch
     trainer.history = {k: [float(v) for v in state["history"][k]] for k in _HISTORY}
     trainer.best_epoch, trainer.best_val = int(state["best_epoch"]), float(state["best_val"])
