@@ -33,6 +33,7 @@ from ..config_base import (
 from ..errors import ConfigError
 
 __all__ = [
+    "ADDED_FIELDS",
     "OPTIMIZERS",
     "SCHEDULERS",
     "TASKS",
@@ -237,6 +238,13 @@ class TrainConfig(FrozenConfig):
                     )
                     raise ConfigError(msg)
                 seen[i] = name
+
+
+#: TrainConfig fields added after runs were first recorded -> their default (a run recorded
+#: without them used the default, so it resumes with it).
+ADDED_FIELDS: dict[str, Any] = {name: getattr(TrainConfig(), name) for name in (
+    "optimizer", "weight_decay", "scheduler", "warmup_epochs", "step_epochs", "lr_decay",
+    "plateau_patience", "early_stopping", "grad_accumulation")}
 
 
 #: The paper's settings per task (docs/training.md): Burgers n = 512 (8192 / 16), batch 8, 128

@@ -34,6 +34,8 @@ from .config import TrainConfig
 if TYPE_CHECKING:  # pragma: no cover
     from torch.optim.optimizer import ParamsT
 
+    from .distributed import DistContext
+
 __all__ = [
     "PER_EPOCH",
     "SCHEDULER_PROGRESS",
@@ -42,6 +44,8 @@ __all__ = [
     "optimizer_steps_per_epoch",
     "scheduler_steps",
     "step_epoch",
+    "step_epoch_schedule",
+    "stop_early",
     "stopped_early",
 ]
 
@@ -127,6 +131,31 @@ def step_epoch(scheduler: Any, config: TrainConfig, val_rel_l2: float) -> None:
         scheduler.step(val_rel_l2)
     elif config.scheduler in PER_EPOCH:
         scheduler.step()
+
+
+def _from_main(ctx: DistContext, value: Any) -> Any:
+    """``value`` of the main process, in every process of a distributed run."""
+    if not ctx.distributed:
+        return value
+    shared = [value]
+    torch.distributed.broadcast_object_list(shared, src=0)
+    return shared[0]
+
+
+def step_epoch_schedule(scheduler: Any, config: TrainConfig, val_rel_l2: float | None,
+                        ctx: DistContext) -> None:
+    """After an epoch: step a per-epoch schedule, ``plateau`` with the validation error of the
+    main process (the only one that computes it; None elsewhere)."""
+    if config.scheduler in PER_EPOCH:
+        val = _from_main(ctx, val_rel_l2)
+        step_epoch(scheduler, config, math.inf if val is None else val)
+
+
+def stop_early(config: TrainConfig, epoch: int, best_epoch: int, ctx: DistContext) -> bool:
+    """:func:`stopped_early` as decided by the main process (which tracks the best epoch)."""
+    if config.early_stopping == 0:
+        return False
+    return bool(_from_main(ctx, stopped_early(config, epoch=epoch, best_epoch=best_epoch)))
 
 
 def scheduler_steps(config: TrainConfig, *, epochs_done: int, steps_per_epoch: int) -> int:

@@ -37,19 +37,14 @@ from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
 from ..models.presets import ModelConfig
 from . import checkpoint as ck
+from . import optim
 from . import resume as rs
 from ._env import environment_info
-from .config import RESUME_FREE_FIELDS, TrainConfig
+from .amp import AmpForward
+from .config import ADDED_FIELDS, RESUME_FREE_FIELDS, TrainConfig
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
-from .optim import (
-    PER_EPOCH,
-    make_optimizer,
-    make_scheduler,
-    optimizer_steps_per_epoch,
-    step_epoch,
-    stopped_early,
-)
+from .optim import make_optimizer, make_scheduler
 from .progress import TrainingProgress
 from .run_info import RUN_FORMAT, read_run_info
 from .setup import TrainingData, build_training_data, check_problem, open_data
@@ -62,50 +57,8 @@ __all__ = ["AmpForward", "Trainer", "make_optimizer", "make_scheduler"]
 _log = logging.getLogger(__name__)
 
 
-class AmpForward(nn.Module):
-    """Forward of a :class:`NormalizedOperator` with only the model body under autocast.
-
-    The input normaliser, the output normaliser (decode) and the boundary ring run in float32;
-    with ``amp="bf16"`` the model runs under ``torch.autocast(bfloat16)`` (its FFTs upcast
-    themselves to float32) and its output is cast back to float32.
-    """
-
-    def __init__(self, operator: NormalizedOperator, *, amp: str, device_type: str) -> None:
-        super().__init__()
-        self.operator = operator
-        self.amp = amp
-        self.device_type = device_type
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        op = self.operator
-        if self.amp == "none":
-            return op(x)
-        if op.input_normalizer is not None:
-            x = op.input_normalizer.encode(x)
-        with torch.autocast(self.device_type, dtype=torch.bfloat16):
-            y = op.model(x)
-        y = y.float()
-        if op.output_normalizer is not None:
-            y = op.output_normalizer.decode(y)
-        if op.dirichlet:
-            y = nn.functional.pad(y[:, 1:-1, 1:-1, :], (0, 0, 1, 1, 1, 1))
-        return y
-
-
 def _flat(prefix: str, d: dict[str, Any]) -> dict[str, Any]:
     return {f"{prefix}{k}": v for k, v in d.items()}
-
-
-#: TrainConfig fields added after runs were first recorded -> their default (a run recorded
-#: without them used the default, so it resumes).
-_ADDED_FIELDS = {name: getattr(TrainConfig(), name) for name in (
-    "optimizer", "weight_decay", "scheduler", "warmup_epochs", "step_epochs", "lr_decay",
-    "plateau_patience", "early_stopping", "grad_accumulation")}
-
-
-def _with_new_defaults(identity: dict[str, Any]) -> dict[str, Any]:
-    """A saved run identity with the fields added since filled in with their defaults."""
-    return {**_ADDED_FIELDS, **identity}
 
 
 class Trainer:
@@ -200,7 +153,7 @@ class Trainer:
             self.data.train, batch_sampler=self.sampler, num_workers=config.num_workers,
         )
         self.optimizer = make_optimizer(self.operator.parameters(), config)
-        self.steps_per_epoch = optimizer_steps_per_epoch(len(self.sampler), config)
+        self.steps_per_epoch = optim.optimizer_steps_per_epoch(len(self.sampler), config)
         self.scheduler = make_scheduler(self.optimizer, config,
                                         steps_per_epoch=self.steps_per_epoch)
         self.epoch = 0
@@ -242,7 +195,7 @@ class Trainer:
                 raise ConfigError(msg)
             return None
         state = rs.read_last(last)
-        old, new = _with_new_defaults(state["identity"]), self._identity_value
+        old, new = {**ADDED_FIELDS, **state["identity"]}, self._identity_value
         diff = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
         if diff:
             shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {new.get(k)!r} (now)" for k in diff)
@@ -255,7 +208,7 @@ class Trainer:
             msg = (f"{last}: field `epoch` must be at most the run's {self.config.epochs} epochs; "
                    f"got {state['epoch']}. Pass --overwrite (overwrite=True) to start again.")
             raise RunDirectoryError(msg)
-        done = state["epoch"] == self.config.epochs or stopped_early(
+        done = state["epoch"] == self.config.epochs or optim.stopped_early(
             self.config, epoch=state["epoch"], best_epoch=state["best_epoch"])
         if done and status == "finished":
             msg = (
@@ -353,7 +306,7 @@ class Trainer:
         self.train_module.train()
         total, group, lr = 0.0, 0.0, float("nan")
         k, n = self.config.grad_accumulation, len(self.sampler)
-        per_step = self.config.scheduler not in PER_EPOCH
+        per_step = self.config.scheduler not in optim.PER_EPOCH
         for i, batch in enumerate(self.loader):
             batch = self._batch(batch)
             if i % k == 0:
@@ -372,36 +325,11 @@ class Trainer:
                 if per_step:
                     self.scheduler.step()
                 if self.logger is not None:
-                    self.logger.log_step(self._global_step(i // k + 1), group, lr)
+                    self.logger.log_step(self.epoch * self.steps_per_epoch + i // k + 1, group, lr)
                 group = 0.0
             total += value
             progress.batch(value)
         return self.ctx.mean(total / n, self.device), lr
-
-    def _global_step(self, step_in_epoch: int) -> int:
-        """The optimizer step count of the run after ``step_in_epoch`` steps of this epoch."""
-        return self.epoch * self.steps_per_epoch + step_in_epoch
-
-    def _from_main(self, value: Any) -> Any:
-        """``value`` of the main process, in every process of a distributed run."""
-        if not self.ctx.distributed:
-            return value
-        shared = [value]
-        torch.distributed.broadcast_object_list(shared, src=0)
-        return shared[0]
-
-    def _step_schedule(self, val: float | None) -> None:
-        """Step a per-epoch schedule (``plateau``: with the main process's validation error)."""
-        if self.config.scheduler in PER_EPOCH:
-            val = self._from_main(val)
-            step_epoch(self.scheduler, self.config, math.inf if val is None else val)
-
-    def _stop_early(self) -> bool:
-        """Whether early stopping ends the run now (decided by the main process)."""
-        if self.config.early_stopping == 0:
-            return False
-        return bool(self._from_main(stopped_early(self.config, epoch=self.epoch,
-                                                  best_epoch=self.best_epoch)))
 
     @torch.no_grad()
     def errors(self, module: nn.Module, dataset: torch.utils.data.Dataset) -> np.ndarray:
@@ -455,7 +383,7 @@ class Trainer:
         if self._lock is None and self.ctx.is_main:  # a second fit() of this trainer
             self._lock = rs.lock_run_dir(self.run_dir)
         self.logger = logger if self.ctx.is_main else None
-        early = self._stop_early()
+        early = optim.stop_early(cfg, self.epoch, self.best_epoch, self.ctx)
         try:
             while self.epoch < stop and not early:
                 t0 = time.perf_counter()
@@ -465,9 +393,9 @@ class Trainer:
                 if self.ctx.is_main:
                     val = float(self.errors(self.forward_module, self.data.val).mean())
                 self.epoch += 1
-                self._step_schedule(val)
+                optim.step_epoch_schedule(self.scheduler, cfg, val, self.ctx)
                 row = self._record(loss, val, lr, time.perf_counter() - t0, identity)
-                early = self._stop_early()
+                early = optim.stop_early(cfg, self.epoch, self.best_epoch, self.ctx)
                 if self.logger is not None:
                     self.logger.log_epoch(row)
                 progress.end_epoch(loss=loss, val=val, lr=lr)
@@ -517,7 +445,7 @@ class Trainer:
         ``"finished"``. Everything is derived from ``last.pt`` and ``best.pt``, so a run killed
         in this phase and started again ends with the same files.
         """
-        finished = self.epoch >= self.config.epochs or stopped_early(
+        finished = self.epoch >= self.config.epochs or optim.stopped_early(
             self.config, epoch=self.epoch, best_epoch=self.best_epoch)
         out: dict[str, Any] = {
             "finished": finished, "epochs_completed": self.epoch, "best_epoch": self.best_epoch,
