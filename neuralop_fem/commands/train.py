@@ -204,8 +204,6 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
     data = _require(args.data or file.data, "--data", "data")
     check_input_file(data, "--data")
     out = args.out or file.out
-    if out is not None:
-        check_output_dir(out, "--out")
     train_config = training_preset(preset)  # an unknown name: the message lists the presets
     model_config, train_config = _from_file(file, PRESETS[preset], train_config,
                                             str(args.config))
@@ -245,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
             fmt = args.print_config
         sys.stdout.write(dump_config(config, fmt))
         return 0
-    out = Path(_require(config["out"], "--out", "out"))
+    out = check_output_dir(Path(_require(config["out"], "--out", "out")), "--out")
     from ..models import PRESETS
     from ..training import TrainConfig, Trainer
 
