@@ -39,14 +39,15 @@ __all__ = ["COMMANDS", "build_parser", "error_message", "main"]
 #: Command modules under :mod:`neuralop_fem.commands`; the command name is the module name
 #: with ``_`` replaced by ``-`` (``import_mat`` -> ``import-mat``).
 COMMANDS: tuple[str, ...] = (
-    "generate", "info", "import_mat", "import", "export", "check", "train", "evaluate", "compare",
-    "demo",
+    "generate", "info", "plot", "import_mat", "import", "export", "check", "train", "evaluate",
+    "compare", "demo",
 )
 
 #: One-line summaries shown by ``neuralop-fem --help`` without importing the modules.
 _SUMMARIES: dict[str, str] = {
     "generate": "generate a Burgers or Darcy dataset (parallel, resumable, appendable)",
     "info": "describe a dataset file",
+    "plot": "plot a few samples of a dataset file",
     "import_mat": "convert a legacy FNO/Galerkin-Transformer .mat file to netCDF",
     "import": "convert a neuraloperator .pt or PDEBench .hdf5 file to netCDF",
     "export": "write a dataset in neuraloperator's .pt or PDEBench's HDF5 layout",

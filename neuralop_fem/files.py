@@ -225,42 +225,50 @@ def open_for_reading(
 
 
 class ExclusiveLock:
-    """An exclusive advisory lock (``flock``) on ``path``, taken at once or refused.
+    """An exclusive advisory lock on ``path``, taken at once or refused (any platform).
 
     Guards a file or directory against a second process writing it at the same time (two
-    ``generate`` runs on one ``--out``, two trainings in one run directory). The lock dies
-    with its process, so a killed run never blocks the next one; :meth:`release` deletes the
-    lock file while still holding it.
+    ``generate`` runs on one ``--out``, two trainings in one run directory). The lock is the
+    operating system's file lock (``flock`` on POSIX, ``msvcrt.locking`` on Windows, through
+    the ``filelock`` package), so it dies with its process and a killed run never blocks the
+    next one; :meth:`release` deletes the lock file while still holding it (where the system
+    allows deleting an open file).
 
     Parameters
     ----------
     path
-        The lock file (created; a symbolic link there is refused by ``O_NOFOLLOW``).
+        The lock file (created). A symbolic link there is refused (:class:`OSError`, as
+        ``O_NOFOLLOW`` would), so the lock never creates or truncates a file elsewhere.
     busy
         The exception raised when another process holds the lock; its message says what is
         busy and what to do.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, busy: Exception) -> None:
-        import fcntl
+        import errno
+
+        import filelock
 
         self.path = Path(path)
-        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        if self.path.is_symlink():
+            raise OSError(errno.ELOOP, "a lock file must not be a symbolic link",
+                          os.fspath(self.path))
+        self._lock: filelock.BaseFileLock | None = filelock.FileLock(os.fspath(self.path),
+                                                                      timeout=0)
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._fd)
-            self._fd = None
+            self._lock.acquire()
+        except filelock.Timeout:
+            self._lock = None
             raise busy from None
 
     def release(self) -> None:
         """Delete the lock file and release the lock (idempotent)."""
-        if self._fd is None:
+        if self._lock is None:
             return
         with contextlib.suppress(OSError):
             self.path.unlink()  # still held: no other process can be inside
-        os.close(self._fd)
-        self._fd = None
+        self._lock.release(force=True)
+        self._lock = None
 
     def __enter__(self) -> ExclusiveLock:
         return self

@@ -232,7 +232,7 @@ class BurgersSpectralSolver(_BurgersBase):
         return min(auto, self.final_time / 8)
 
     def time_grid(self, u0: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Time nodes ``0 = t_0 < ... < t_m = final_time`` used for the batch ``u0``."""
+        """Time nodes from ``t_0 = 0`` to ``t_m = final_time`` used for the batch ``u0``."""
         dt = self.time_step(u0)
         first = self.first_dt if self.first_dt is not None else 1e-4 * dt
         return _burgers_spectral.graded_time_grid(

@@ -1,8 +1,10 @@
 """``neuralop-fem train``: train a preset on a dataset into a run directory.
 
 The preset gives the model (:data:`neuralop_fem.models.PRESETS`) and the paper's training
-settings (:data:`neuralop_fem.training.TRAIN_PRESETS`); options and ``--set key=value``
-override them. Running the same command again on an unfinished RUN_DIR resumes it.
+settings (:data:`neuralop_fem.training.TRAIN_PRESETS`); a configuration file (``--config``,
+YAML or JSON, a ``run.json`` included), the options and ``--set key=value`` override them, in
+that order (:mod:`._config_file`). ``--print-config`` prints the resolved configuration and
+exits. Running the same command again on an unfinished RUN_DIR resumes it.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from ._options import (
 if TYPE_CHECKING:  # pragma: no cover
     from ..models.presets import ModelConfig
     from ..training.config import TrainConfig
+    from ._config_file import FileConfig
 
-__all__ = ["apply_overrides", "register", "run"]
+__all__ = ["apply_overrides", "register", "resolve", "run"]
 
 # option dest -> TrainConfig field
 _OPTIONS = {
@@ -51,13 +54,21 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "metrics.csv and loss_curve.png; rerunning an unfinished run resumes it. Launch with "
         "`torchrun --nproc-per-node K -m neuralop_fem.cli train ...` for several processes.",
     )
-    p.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
-                   help="dataset file")
-    p.add_argument("--preset", required=True, metavar="NAME",
+    p.add_argument("--config", type=input_file, metavar="FILE",
+                   help="configuration file, YAML (.yaml, .yml) or JSON (.json; a run.json "
+                        "written by a run works as it is): preset, data, out, train_config, "
+                        "model_config. Precedence, lowest first: preset, file, options, --set")
+    p.add_argument("--print-config", dest="print_config", nargs="?", const="same",
+                   choices=("same", "yaml", "json"), metavar="FORMAT",
+                   help="print the resolved configuration (the format of --config, else YAML; "
+                        "or yaml / json) and exit without training")
+    p.add_argument("--data", type=input_file, metavar="FILE.nc",
+                   help="dataset file (required unless the config file names it)")
+    p.add_argument("--preset", metavar="NAME",
                    help="training preset, e.g. burgers-galerkin, darcy-fourier, "
-                        "darcy-inverse-galerkin")
-    p.add_argument("--out", type=output_dir, required=True, metavar="RUN_DIR",
-                   help="run directory")
+                        "darcy-inverse-galerkin (required unless the config file names it)")
+    p.add_argument("--out", type=output_dir, metavar="RUN_DIR",
+                   help="run directory (required unless the config file names it)")
     p.add_argument("--resolution", type=int_range(2), metavar="n",
                    help="training grid (default: the preset's, 512 Burgers / 141 Darcy, or the "
                         "largest grid below it that the file reaches by striding)")
@@ -85,6 +96,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "as JSON, else a string); repeatable")
     p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int_range(1),
                    metavar="K", help="stop after K epochs (resume later with the same command)")
+    p.add_argument("--log", choices=("tensorboard", "mlflow", "wandb"),
+                   help="also write an experiment log in RUN_DIR: tensorboard (RUN_DIR/"
+                        "tensorboard), mlflow (SQLite RUN_DIR/mlflow.db) or wandb (offline, "
+                        "RUN_DIR/wandb); each needs its package (pip extra of the same name)")
     p.add_argument("--overwrite", action="store_true", help="discard what RUN_DIR holds")
     return p
 
@@ -140,33 +155,120 @@ def apply_overrides(model_config: ModelConfig, train_config: TrainConfig,
     return model_config, train_config
 
 
-def run(args: argparse.Namespace) -> int:
-    """Execute ``neuralop-fem train``; return the exit status."""
-    check_input_file(args.data, "--data")
-    check_output_dir(args.out, "--out")
-    from ..models import PRESETS
-    from ..training import Trainer, fit_to_data, training_preset
+def _require(value: Any, option: str, key: str) -> Any:
+    if value is None:
+        from ..errors import UsageError
 
-    train_config = training_preset(args.preset)
-    model_config = PRESETS[args.preset]
+        msg = f"argument {option} is required (or `{key}` in the --config file)."
+        raise UsageError(msg)
+    return value
+
+
+def _from_file(file: FileConfig, model_config: ModelConfig, train_config: TrainConfig,
+               source: str) -> tuple[ModelConfig, TrainConfig]:
+    """The preset's configs with the file's ``model_config`` / ``train_config`` applied."""
+    from ..errors import ConfigError
+
+    try:
+        if file.model_config:
+            model_config = model_config.replace(**file.model_config)
+        if file.train_config:
+            train_config = train_config.replace(**file.train_config)
+    except ValueError as exc:  # ConfigError, and the models' InputError
+        msg = f"{source}: {exc}"
+        raise ConfigError(msg) from None
+    return model_config, train_config
+
+
+def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
+    """The resolved configuration of a ``train`` command line, its notes, its file format.
+
+    Returns
+    -------
+    config : dict
+        ``preset``, ``data``, ``out``, ``train_config`` (fitted to the data file) and
+        ``model_config`` (dicts), as a configuration file holds them.
+    notes : list of str
+        The one-line notes of :func:`~neuralop_fem.training.fit_to_data`.
+    fmt : str
+        ``"yaml"`` or ``"json"``: the format of ``--config`` (YAML without one).
+    """
+    from ..errors import ConfigError
+    from ..models import PRESETS
+    from ..training import fit_to_data, training_preset
+    from ._config_file import FileConfig, format_of, read_config
+
+    file = FileConfig() if args.config is None else read_config(args.config)
+    fmt = "yaml" if args.config is None else format_of(args.config)
+    preset = _require(args.preset or file.preset, "--preset", "preset")
+    data = _require(args.data or file.data, "--data", "data")
+    check_input_file(data, "--data")
+    out = args.out or file.out
+    train_config = training_preset(preset)  # an unknown name: the message lists the presets
+    model_config, train_config = _from_file(file, PRESETS[preset], train_config,
+                                            str(args.config))
     changes = {
         field: getattr(args, dest) for dest, field in _OPTIONS.items()
         if getattr(args, dest) is not None
     }
     train_config = train_config.replace(**changes)
     model_config, train_config = apply_overrides(model_config, train_config, args.overrides)
-    chosen = {field for dest, field in _OPTIONS.items() if getattr(args, dest) is not None}
+    chosen = set(file.train_config)
+    chosen |= {field for dest, field in _OPTIONS.items() if getattr(args, dest) is not None}
     chosen |= {item.partition("=")[0].strip().replace("-", "_") for item in args.overrides}
-    train_config, notes = fit_to_data(train_config, args.data, model_config=model_config,
-                                      keep=chosen, names=_FLAGS, preset=args.preset)
+    train_config, notes = fit_to_data(train_config, data, model_config=model_config,
+                                      keep=chosen, names=_FLAGS, preset=preset)
+    log = args.log or file.log
+    if log is not None:
+        from ..training.loggers import LOGGERS
+
+        if log not in LOGGERS:
+            msg = f"{args.config}: `log` must be one of {', '.join(LOGGERS)}; got {log!r}."
+            raise ConfigError(msg)
+    config = {
+        "preset": preset, "data": os.fspath(data),
+        "out": None if out is None else os.fspath(out), "log": log,
+        "train_config": train_config.to_dict(), "model_config": model_config.to_dict(),
+    }
+    return config, notes, fmt
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``neuralop-fem train``; return the exit status."""
+    from ._config_file import dump_config
+
+    config, notes, fmt = resolve(args)
+    if args.print_config is not None:
+        if args.print_config != "same":
+            fmt = args.print_config
+        sys.stdout.write(dump_config(config, fmt))
+        return 0
+    out = check_output_dir(Path(_require(config["out"], "--out", "out")), "--out")
+    from ..models import PRESETS
+    from ..training import TrainConfig, Trainer
+
+    preset = config["preset"]
+    model_config = PRESETS[preset].replace(**config["model_config"])
+    train_config = TrainConfig.from_dict(config["train_config"])
     if notes and os.environ.get("RANK", "0") == "0":  # once in a distributed run
         sys.stdout.write("".join(f"{note}\n" for note in notes))
         sys.stdout.flush()
-    with Trainer(args.out, args.data, model_config=model_config, config=train_config,
-                 preset=args.preset, overwrite=args.overwrite) as trainer:
-        result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call)
+    with Trainer(out, config["data"], model_config=model_config, config=train_config,
+                 preset=preset, overwrite=args.overwrite) as trainer:
+        logger = None
+        if config["log"] is not None and trainer.ctx.is_main:
+            from ..training.loggers import make_logger
+
+            hparams = {"preset": preset, **train_config.to_dict(),
+                       **{f"model.{k}": v for k, v in model_config.to_dict().items()}}
+            logger = make_logger(config["log"], out, hparams=hparams)
+        try:
+            result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call, logger=logger)
+        finally:
+            if logger is not None:
+                logger.close()
         if trainer.ctx.is_main:
-            _report(result, args.out)
+            _report(result, out)
     return 0
 
 

@@ -117,18 +117,21 @@ REQUIRED_ATTRS = (
 )
 
 _BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
-#: ``units`` and ``long_name`` of every variable and coordinate (problem-specific where keyed).
+#: ``units``, ``long_name`` and ``comment`` of every variable and coordinate (problem-specific
+#: where keyed). ``long_name`` is short, as plot labels show it (xarray: ``long_name [units]``);
+#: the full description is the CF ``comment``.
 VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
     "burgers": {
-        U0: {"units": "1", "long_name": "initial condition u(x, t=0) (nondimensional)"},
-        U: {
-            "units": "1",
-            "long_name": "solution u(x, t=final_time) (nondimensional); " + _BURGERS_U,
-        },
-        U_T: {"units": "1", "long_name": "solution u(x, t) at the output times (nondimensional)"},
+        U0: {"units": "1", "long_name": "initial condition u(x, 0)",
+             "comment": "nondimensional " + _BURGERS_U + " at t = 0"},
+        U: {"units": "1", "long_name": "solution u(x, T)",
+            "comment": "nondimensional " + _BURGERS_U + " at t = T = final_time"},
+        U_T: {"units": "1", "long_name": "solution u(x, t)",
+              "comment": "nondimensional " + _BURGERS_U + " at the output times"},
         X: {
             "units": "1",
-            "long_name": "position on the periodic unit interval [0, 1), x_i = i/n",
+            "long_name": "position x",
+            "comment": "periodic unit interval [0, 1), x_i = i/n (no duplicated endpoint)",
             "axis": "X",
         },
         # No axis="T": CF reserves it for time coordinates whose units are a time unit with a
@@ -143,19 +146,20 @@ VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
         },
     },
     "darcy": {
-        A: {"units": "1", "long_name": "coefficient a(x, y) of -div(a grad u) = f"},
-        U: {
-            "units": "1",
-            "long_name": "solution u(x, y) of -div(a grad u) = f, u = 0 on the boundary",
-        },
+        A: {"units": "1", "long_name": "coefficient a(x, y)",
+            "comment": "coefficient a of -div(a grad u) = f on [0, 1]^2"},
+        U: {"units": "1", "long_name": "solution u(x, y)",
+            "comment": "solution u of -div(a grad u) = f on [0, 1]^2, u = 0 on the boundary"},
         X: {
             "units": "1",
-            "long_name": "position x on [0, 1] (node grid incl. boundary, x_i = i/(n-1))",
+            "long_name": "position x",
+            "comment": "node grid on [0, 1] including the boundary, x_i = i/(n-1)",
             "axis": "X",
         },
         Y: {
             "units": "1",
-            "long_name": "position y on [0, 1] (node grid incl. boundary, y_j = j/(n-1))",
+            "long_name": "position y",
+            "comment": "node grid on [0, 1] including the boundary, y_j = j/(n-1)",
             "axis": "Y",
         },
         ITERATIONS: {"units": "1", "long_name": "linear-solver iterations (1 for a direct solve)"},

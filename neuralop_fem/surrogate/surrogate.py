@@ -51,7 +51,8 @@ class Surrogate:
     Parameters
     ----------
     operator : torch.nn.Module
-        Maps (batch, *grid, 1) inputs in physical units to (batch, *grid, 1) predictions
+        Maps ``(batch, *grid, 1)`` inputs in physical units to ``(batch, *grid, 1)``
+        predictions
         (e.g. a :class:`~neuralop_fem.models.NormalizedOperator`).
     problem : str
         A problem of :func:`solvers.problems.get_problem`: ``"burgers"``, ``"darcy"``,

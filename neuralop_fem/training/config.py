@@ -33,6 +33,9 @@ from ..config_base import (
 from ..errors import ConfigError
 
 __all__ = [
+    "ADDED_FIELDS",
+    "OPTIMIZERS",
+    "SCHEDULERS",
     "TASKS",
     "TRAIN_PRESETS",
     "TrainConfig",
@@ -44,6 +47,9 @@ __all__ = [
 #: normalisers and loss weighting are used.
 TASKS: tuple[str, ...] = tuple(PROBLEMS)
 _AMP = ("none", "bf16")
+#: Optimisers and learning-rate schedules (:mod:`neuralop_fem.training.optim`).
+OPTIMIZERS = ("adam", "adamw")
+SCHEDULERS = ("onecycle", "cosine", "step", "plateau", "constant")
 #: Fields that may differ between an interrupted run and its resumption.
 RESUME_FREE_FIELDS = ("device", "num_workers")
 
@@ -70,11 +76,33 @@ class TrainConfig(FrozenConfig):
     eval_batch_size : int
         Batch size of validation / test evaluation.
     lr_max : float
-        Peak learning rate of the one-cycle schedule (1e-3; 5e-4 for 2D Fourier/softmax).
+        Peak learning rate of the schedule (1e-3; 5e-4 for 2D Fourier/softmax).
+    optimizer : {"adam", "adamw"}
+        Adam (the paper) or AdamW (decoupled weight decay).
+    weight_decay : float
+        Weight decay (Adam: an L2 term added to the gradient; AdamW: decoupled); 0 in the paper.
+    scheduler : {"onecycle", "cosine", "step", "plateau", "constant"}
+        Learning-rate schedule (:mod:`~neuralop_fem.training.optim`); ``"onecycle"`` is the
+        paper's.
     pct_start : float
-        Fraction of the steps spent increasing the learning rate (0.3: peak after epoch 30).
+        ``onecycle``: fraction of the steps spent increasing the lr (0.3: peak after epoch 30).
     div_factor, final_div_factor : float
-        Start lr ``lr_max / div_factor``, final lr ``lr_max / div_factor / final_div_factor``.
+        ``onecycle`` and ``cosine``: start lr ``lr_max / div_factor``, final lr
+        ``lr_max / div_factor / final_div_factor``.
+    warmup_epochs : int
+        ``cosine``: epochs of linear warm-up from ``lr_max / div_factor`` to ``lr_max``.
+    step_epochs : int
+        ``step``: the lr is multiplied by ``lr_decay`` every ``step_epochs`` epochs.
+    lr_decay : float
+        ``step`` and ``plateau``: the factor in (0, 1) applied to the lr at each decrease.
+    plateau_patience : int
+        ``plateau``: epochs without a lower validation error before the lr decreases.
+    early_stopping : int
+        Stop when this many epochs have passed without a lower validation error (the run is
+        then finished, with the best model selected as usual); 0 never stops early.
+    grad_accumulation : int
+        Batches whose gradients are summed (each loss divided by the group's size) before one
+        optimizer step; the effective batch is ``grad_accumulation * batch_size``.
     grad_clip : float
         Total-norm gradient clipping threshold; 0 disables clipping.
     gamma : float
@@ -117,9 +145,18 @@ class TrainConfig(FrozenConfig):
     batch_size: int = 8
     eval_batch_size: int = 4
     lr_max: float = 1e-3
+    optimizer: str = "adam"
+    weight_decay: float = 0.0
+    scheduler: str = "onecycle"
     pct_start: float = 0.3
     div_factor: float = 1e4
     final_div_factor: float = 1e4
+    warmup_epochs: int = 0
+    step_epochs: int = 30
+    lr_decay: float = 0.5
+    plateau_patience: int = 5
+    early_stopping: int = 0
+    grad_accumulation: int = 1
     grad_clip: float = 1.0
     gamma: float = 0.1
     seed: int = 1127802
@@ -140,13 +177,22 @@ class TrainConfig(FrozenConfig):
     def __post_init__(self) -> None:
         self._set("task", choice(self.task, "task", TASKS))
         self._set("amp", choice(self.amp, "amp", _AMP))
-        for name in ("epochs", "batch_size", "eval_batch_size", "n_train", "n_val", "n_test"):
+        self._set("optimizer", choice(self.optimizer, "optimizer", OPTIMIZERS))
+        self._set("scheduler", choice(self.scheduler, "scheduler", SCHEDULERS))
+        for name in ("epochs", "batch_size", "eval_batch_size", "n_train", "n_val", "n_test",
+                     "step_epochs", "grad_accumulation"):
             self._set(name, positive_int(getattr(self, name), name))
-        for name in ("seed", "num_workers"):
+        for name in ("seed", "num_workers", "warmup_epochs", "plateau_patience",
+                     "early_stopping"):
             self._set(name, nonnegative_int(getattr(self, name), name))
         for name in ("lr_max", "div_factor", "final_div_factor"):
             self._set(name, positive_float(getattr(self, name), name))
-        for name in ("grad_clip", "gamma", "noise"):
+        decay = finite_float(self.lr_decay, "lr_decay")
+        if not 0 < decay < 1:
+            msg = f"`lr_decay` must be a number in (0, 1); got {self.lr_decay!r}."
+            raise ConfigError(msg)
+        self._set("lr_decay", decay)
+        for name in ("grad_clip", "gamma", "noise", "weight_decay"):
             self._set(name, nonnegative_float(getattr(self, name), name))
         self._set("target_normalizer",
                   choice(self.target_normalizer, "target_normalizer", _TARGET_NORMALIZERS))
@@ -194,6 +240,13 @@ class TrainConfig(FrozenConfig):
                     )
                     raise ConfigError(msg)
                 seen[i] = name
+
+
+#: TrainConfig fields added after runs were first recorded -> their default (a run recorded
+#: without them used the default, so it resumes with it).
+ADDED_FIELDS: dict[str, Any] = {name: getattr(TrainConfig(), name) for name in (
+    "optimizer", "weight_decay", "scheduler", "warmup_epochs", "step_epochs", "lr_decay",
+    "plateau_patience", "early_stopping", "grad_accumulation")}
 
 
 #: The paper's settings per task (docs/training.md): Burgers n = 512 (8192 / 16), batch 8, 128

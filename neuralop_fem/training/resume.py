@@ -28,6 +28,7 @@ from ..files import ExclusiveLock, remove_stale_temporaries
 from ..models.io import check_state_dict, load_torch_file
 from . import checkpoint as ck
 from .distributed import GlobalBatchSampler
+from .optim import PER_EPOCH, SCHEDULER_PROGRESS, scheduler_steps
 
 if TYPE_CHECKING:  # pragma: no cover
     from .trainer import Trainer
@@ -37,9 +38,6 @@ __all__ = ["LOCK", "LastState", "capture_rng", "lock_run_dir", "prepare_run_dir"
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
 _RNG = ("torch", "cuda", "numpy", "python", "loader")
-#: Scheduler entries that change as it steps (the others are fixed by the run's settings).
-_SCHEDULER_PROGRESS = ("last_epoch", "_step_count", "_last_lr", "_is_initial",
-                       "_get_lr_called_within_step")
 #: Optimizer group entries that the schedule changes every step.
 _GROUP_PROGRESS = ("lr", "betas")
 #: The lock file of a run directory (held by the training process).
@@ -239,17 +237,19 @@ def _restore_optimizer(optimizer: torch.optim.Optimizer, saved: dict[str, Any],
                                 f"a tensor of the parameter's shape {tuple(p.shape)}")
 
 
-def _restore_scheduler(scheduler: Any, saved: dict[str, Any], steps: int, source: Any) -> None:
+def _restore_scheduler(scheduler: Any, saved: dict[str, Any], steps: int, source: Any, *,
+                       steps_are: str) -> None:
     fresh = scheduler.state_dict()
     if set(saved) != set(fresh):
-        raise _fail(source, "scheduler", f"a OneCycleLR state with keys {sorted(fresh)}")
+        raise _fail(source, "scheduler",
+                    f"a {type(scheduler).__name__} state with keys {sorted(fresh)}")
     for key, value in fresh.items():
-        if key not in _SCHEDULER_PROGRESS and saved[key] != value:
+        if key not in SCHEDULER_PROGRESS and saved[key] != value:
             raise _fail(source, f"scheduler.{key}", f"{value!r} (from the run's settings)",
                         saved[key])
-    if saved["last_epoch"] != steps or saved["_step_count"] != steps + 1:
+    if saved["last_epoch"] != steps or saved.get("_step_count", steps + 1) != steps + 1:
         raise _fail(source, "scheduler.last_epoch",
-                    f"{steps} (epoch x steps per epoch) with _step_count {steps + 1}",
+                    f"{steps} ({steps_are})",
                     saved["last_epoch"])
     last_lr = saved["_last_lr"]
     if not (isinstance(last_lr, list) and len(last_lr) == len(fresh["_last_lr"])
@@ -302,8 +302,11 @@ def restore(trainer: Trainer, state: LastState, source: str | os.PathLike[str]) 
         raise RunDirectoryError(msg) from None
     trainer.operator.load_state_dict(state["model"])
     _restore_optimizer(trainer.optimizer, state["optimizer"], source)
-    _restore_scheduler(trainer.scheduler, state["scheduler"], epoch * len(trainer.sampler),
-                       source)
+    steps = scheduler_steps(trainer.config, epochs_done=epoch,
+                            steps_per_epoch=trainer.steps_per_epoch)
+    per_epoch = trainer.config.scheduler in PER_EPOCH
+    _restore_scheduler(trainer.scheduler, state["scheduler"], steps, source,
+                       steps_are="the epoch" if per_epoch else "epoch x steps per epoch")
     trainer.epoch = epoch
     trainer.history = {k: [float(v) for v in state["history"][k]] for k in _HISTORY}
     trainer.best_epoch, trainer.best_val = int(state["best_epoch"]), float(state["best_val"])

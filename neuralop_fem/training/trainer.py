@@ -1,10 +1,12 @@
 r"""The :class:`Trainer`: one training run in a run directory, resumable, single or multi-process.
 
-Optimisation (Cao 2021; docs/training.md): Adam without weight decay, torch ``OneCycleLR`` stepped
-after every batch (cosine, momentum cycling :math:`\beta_1` 0.95 -> 0.85 -> 0.95), total-norm
-gradient clipping, loss :func:`~neuralop_fem.training.losses.operator_loss` with the config's
-:math:`\gamma` (coefficient-weighted H1 term for Darcy). After every epoch the mean relative L2
-error on the validation split is computed; the model with the lowest one is kept in
+Optimisation (Cao 2021; docs/training.md): by default Adam without weight decay, torch
+``OneCycleLR`` stepped after every batch (cosine, momentum cycling :math:`\beta_1` 0.95 -> 0.85
+-> 0.95); other optimisers, schedules, early stopping and gradient accumulation are chosen by
+the config (:mod:`.optim`). Total-norm gradient clipping, loss
+:func:`~neuralop_fem.training.losses.operator_loss` with the config's :math:`\gamma`
+(coefficient-weighted H1 term for Darcy). After every epoch the mean relative L2 error on the
+validation split is computed; the model with the lowest one is kept in
 ``best.pt``. At the end the test error of that model and of the final epoch are reported.
 
 Resume: ``last.pt`` is written (atomically) after every epoch with the model, optimizer,
@@ -23,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -35,9 +37,11 @@ from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
 from ..models.presets import ModelConfig
 from . import checkpoint as ck
+from . import optim
 from . import resume as rs
 from ._env import environment_info
-from .config import RESUME_FREE_FIELDS, TrainConfig
+from .amp import AmpForward
+from .config import ADDED_FIELDS, RESUME_FREE_FIELDS, TrainConfig
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
 from .optim import make_optimizer, make_scheduler
@@ -45,39 +49,12 @@ from .progress import TrainingProgress
 from .run_info import RUN_FORMAT, read_run_info
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .loggers import ExperimentLogger
+
 __all__ = ["AmpForward", "Trainer", "make_optimizer", "make_scheduler"]
 
 _log = logging.getLogger(__name__)
-
-
-class AmpForward(nn.Module):
-    """Forward of a :class:`NormalizedOperator` with only the model body under autocast.
-
-    The input normaliser, the output normaliser (decode) and the boundary ring run in float32;
-    with ``amp="bf16"`` the model runs under ``torch.autocast(bfloat16)`` (its FFTs upcast
-    themselves to float32) and its output is cast back to float32.
-    """
-
-    def __init__(self, operator: NormalizedOperator, *, amp: str, device_type: str) -> None:
-        super().__init__()
-        self.operator = operator
-        self.amp = amp
-        self.device_type = device_type
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        op = self.operator
-        if self.amp == "none":
-            return op(x)
-        if op.input_normalizer is not None:
-            x = op.input_normalizer.encode(x)
-        with torch.autocast(self.device_type, dtype=torch.bfloat16):
-            y = op.model(x)
-        y = y.float()
-        if op.output_normalizer is not None:
-            y = op.output_normalizer.decode(y)
-        if op.dirichlet:
-            y = nn.functional.pad(y[:, 1:-1, 1:-1, :], (0, 0, 1, 1, 1, 1))
-        return y
 
 
 def _flat(prefix: str, d: dict[str, Any]) -> dict[str, Any]:
@@ -178,13 +155,16 @@ class Trainer:
             pin_memory=self.device.type == "cuda",
         )
         self.optimizer = make_optimizer(self.operator.parameters(), config)
-        self.scheduler = make_scheduler(self.optimizer, config, steps_per_epoch=len(self.sampler))
+        self.steps_per_epoch = optim.optimizer_steps_per_epoch(len(self.sampler), config)
+        self.scheduler = make_scheduler(self.optimizer, config,
+                                        steps_per_epoch=self.steps_per_epoch)
         self.epoch = 0
         self.history: dict[str, list[float]] = {
             "train_loss": [], "val_rel_l2": [], "lr": [], "epoch_time_s": []
         }
         self.best_epoch, self.best_val = 0, math.inf
         self.wall_time_before = 0.0
+        self.logger: ExperimentLogger | None = None
         if resume is not None:
             self._load_state(resume)
             _log.info("resuming %s after epoch %d", self.run_dir, self.epoch)
@@ -217,7 +197,7 @@ class Trainer:
                 raise ConfigError(msg)
             return None
         state = rs.read_last(last)
-        old, new = state["identity"], self._identity_value
+        old, new = {**ADDED_FIELDS, **state["identity"]}, self._identity_value
         diff = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
         if diff:
             shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {new.get(k)!r} (now)" for k in diff)
@@ -230,7 +210,9 @@ class Trainer:
             msg = (f"{last}: field `epoch` must be at most the run's {self.config.epochs} epochs; "
                    f"got {state['epoch']}. Pass --overwrite (overwrite=True) to start again.")
             raise RunDirectoryError(msg)
-        if state["epoch"] == self.config.epochs and status == "finished":
+        done = state["epoch"] == self.config.epochs or optim.stopped_early(
+            self.config, epoch=state["epoch"], best_epoch=state["best_epoch"])
+        if done and status == "finished":
             msg = (
                 f"{self.run_dir} holds a finished run ({state['epoch']} epochs); pass "
                 "--overwrite (overwrite=True) to train it again."
@@ -321,23 +303,35 @@ class Trainer:
         )
 
     def _train_epoch(self, progress: TrainingProgress) -> tuple[float, float]:
+        """One epoch: an optimizer step after every ``grad_accumulation`` batches (and after
+        the last batch), each loss divided by the size of its group."""
         self.train_module.train()
-        total, lr = 0.0, float("nan")
-        for batch in self.loader:
+        total, group, lr = 0.0, 0.0, float("nan")
+        k, n = self.config.grad_accumulation, len(self.sampler)
+        per_step = self.config.scheduler not in optim.PER_EPOCH
+        for i, batch in enumerate(self.loader):
             batch = self._batch(batch)
+            if i % k == 0:
+                self.optimizer.zero_grad(set_to_none=True)
             pred = self.train_module(batch["input"])
             loss = self._loss(pred, batch)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if self.config.grad_clip > 0:
-                nn.utils.clip_grad_norm_(self.operator.parameters(), self.config.grad_clip)
-            lr = float(self.optimizer.param_groups[0]["lr"])
-            self.optimizer.step()
-            self.scheduler.step()
+            size = min(k, n - i // k * k)
+            (loss / size).backward()
             value = float(loss.detach())
+            group += value / size
+            if (i + 1) % k == 0 or i + 1 == n:
+                if self.config.grad_clip > 0:
+                    nn.utils.clip_grad_norm_(self.operator.parameters(), self.config.grad_clip)
+                lr = float(self.optimizer.param_groups[0]["lr"])
+                self.optimizer.step()
+                if per_step:
+                    self.scheduler.step()
+                if self.logger is not None:
+                    self.logger.log_step(self.epoch * self.steps_per_epoch + i // k + 1, group, lr)
+                group = 0.0
             total += value
             progress.batch(value)
-        return self.ctx.mean(total / len(self.sampler), self.device), lr
+        return self.ctx.mean(total / n, self.device), lr
 
     @torch.no_grad()
     def errors(self, module: nn.Module, dataset: torch.utils.data.Dataset) -> np.ndarray:
@@ -356,6 +350,7 @@ class Trainer:
         *,
         max_epochs_this_call: int | None = None,
         callback: Callable[[Trainer, ck.EpochRow], None] | None = None,
+        logger: ExperimentLogger | None = None,
     ) -> dict[str, Any]:
         """Train until ``config.epochs`` (or ``max_epochs_this_call`` more epochs).
 
@@ -366,6 +361,9 @@ class Trainer:
         callback : callable, optional
             Called as ``callback(trainer, row)`` after each epoch's checkpoint is written
             (``row``: :class:`~neuralop_fem.training.checkpoint.EpochRow`).
+        logger : ExperimentLogger, optional
+            Receives every optimizer step's loss and learning rate and every epoch's row
+            (main process only; :mod:`~neuralop_fem.training.loggers`); closed by the caller.
 
         Returns
         -------
@@ -390,8 +388,10 @@ class Trainer:
         )
         if self._lock is None and self.ctx.is_main:  # a second fit() of this trainer
             self._lock = rs.lock_run_dir(self.run_dir)
+        self.logger = logger if self.ctx.is_main else None
+        early = optim.stop_early(cfg, self.epoch, self.best_epoch, self.ctx)
         try:
-            while self.epoch < stop:
+            while self.epoch < stop and not early:
                 t0 = time.perf_counter()
                 progress.start_epoch(self.epoch + 1)
                 loss, lr = self._train_epoch(progress)
@@ -399,7 +399,11 @@ class Trainer:
                 if self.ctx.is_main:
                     val = float(self.errors(self.forward_module, self.data.val).mean())
                 self.epoch += 1
+                optim.step_epoch_schedule(self.scheduler, cfg, val, self.ctx)
                 row = self._record(loss, val, lr, time.perf_counter() - t0, identity)
+                early = optim.stop_early(cfg, self.epoch, self.best_epoch, self.ctx)
+                if self.logger is not None:
+                    self.logger.log_epoch(row)
                 progress.end_epoch(loss=loss, val=val, lr=lr)
                 if progress.bar is None and self.ctx.is_main:
                     _log.info("epoch %d/%d loss %.4e val %.4e lr %.3e (%.1fs)", self.epoch,
@@ -408,6 +412,7 @@ class Trainer:
                     callback(self, row)
             return self._finish()
         finally:
+            self.logger = None
             progress.close()
             torch.use_deterministic_algorithms(old_det[0], warn_only=old_det[1])
             self._release()
@@ -446,7 +451,8 @@ class Trainer:
         ``"finished"``. Everything is derived from ``last.pt`` and ``best.pt``, so a run killed
         in this phase and started again ends with the same files.
         """
-        finished = self.epoch >= self.config.epochs
+        finished = self.epoch >= self.config.epochs or optim.stopped_early(
+            self.config, epoch=self.epoch, best_epoch=self.best_epoch)
         out: dict[str, Any] = {
             "finished": finished, "epochs_completed": self.epoch, "best_epoch": self.best_epoch,
             "best_val_rel_l2": self.best_val,

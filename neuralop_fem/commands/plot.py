@@ -1,0 +1,45 @@
+"""``neuralop-fem plot FILE.nc --out DIR``: figures of a few samples of a dataset.
+
+Burgers: input and solution curves per sample; Darcy: coefficient and solution maps, x
+horizontal, one colour scale per field (:func:`neuralop_fem.data.plotting.plot_samples`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._options import check_input_file, check_output_dir, input_file, int_range, output_dir
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``plot`` subcommand to ``subparsers``."""
+    p = subparsers.add_parser(
+        "plot", help="plot a few samples of a dataset file",
+        description="Write DIR/samples.png: the first samples of a dataset (Burgers: u0 and u "
+        "over x; Darcy: a and u maps with x horizontal and y up, one colour scale per field).",
+    )
+    p.add_argument("file", type=input_file, metavar="FILE.nc", help="dataset file")
+    p.add_argument("--out", type=output_dir, required=True, metavar="DIR",
+                   help="directory for the PNG (created)")
+    p.add_argument("--samples", type=int_range(1, 12), default=3, metavar="K",
+                   help="samples shown, the first K (default 3, at most 12)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``neuralop-fem plot``; return the exit status."""
+    check_input_file(args.file, "FILE.nc")
+    check_output_dir(args.out, "--out")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ..data import load_dataset
+    from ..data.plotting import plot_samples
+
+    args.out.mkdir(exist_ok=True)
+    path = plot_samples(load_dataset(args.file), args.out, n_samples=args.samples)
+    sys.stdout.write(f"wrote {path}\n")
+    return 0

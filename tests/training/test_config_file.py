@@ -1,0 +1,112 @@
+"""``neuralop-fem train --config FILE`` / ``--print-config``, as a user runs them (subprocess)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+
+from neuralop_fem.cli import main
+
+from ..test_cli_errors import run_cli
+from .conftest import TINY_BURGERS
+
+SPLIT = {"n_train": 8, "n_val": 2, "n_test": 2}
+
+
+def _write_yaml(path, doc) -> str:
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_yaml_file_options_and_set_in_precedence_order(tmp_path, burgers_file):
+    cfg = _write_yaml(tmp_path / "c.yaml", {
+        "preset": "burgers-galerkin", "data": str(burgers_file),
+        "train_config": {"epochs": 7, "batch_size": 3, "seed": 5, **SPLIT},
+        "model_config": {"d_model": 24},
+    })
+    proc = run_cli(["train", "--config", cfg, "--epochs", "4", "--set", "epochs=2",
+                    "--batch-size", "2", "--print-config"])
+    assert proc.returncode == 0, proc.stderr
+    doc = yaml.safe_load(proc.stdout)
+    train = doc["train_config"]
+    assert train["epochs"] == 2  # --set over the option over the file
+    assert train["batch_size"] == 2  # the option over the file
+    assert train["seed"] == 5  # the file over the preset
+    assert train["lr_max"] == 1e-3  # the preset
+    assert doc["model_config"]["d_model"] == 24
+    assert doc["model_config"]["num_layers"] == 4  # the preset's
+    assert {k: train[k] for k in SPLIT} == SPLIT  # chosen in the file: kept by fit_to_data
+    assert doc["preset"] == "burgers-galerkin"
+    assert doc["data"] == str(burgers_file)
+    assert doc["out"] is None
+    # the printed configuration is itself a config file giving the same configuration
+    again = _write_yaml(tmp_path / "again.yaml", doc)
+    proc2 = run_cli(["train", "--config", again, "--print-config"])
+    assert yaml.safe_load(proc2.stdout) == doc
+    as_json = run_cli(["train", "--config", again, "--print-config", "json"])
+    assert json.loads(as_json.stdout) == doc
+
+
+def test_run_json_reruns_as_it_is(tmp_path, burgers_file):
+    cfg = tmp_path / "c.json"
+    model = {**TINY_BURGERS}
+    cfg.write_text(json.dumps({
+        "preset": "burgers-galerkin", "data": str(burgers_file), "out": str(tmp_path / "a"),
+        "train_config": {"epochs": 1, "batch_size": 4, "resolution": 64, **SPLIT},
+        "model_config": model,
+    }))
+    first = run_cli(["train", "--config", str(cfg)])
+    assert first.returncode == 0, first.stderr
+    run_json = tmp_path / "a" / "run.json"
+    info = json.loads(run_json.read_text())
+    printed = run_cli(["train", "--config", str(run_json), "--print-config", "json"])
+    assert printed.returncode == 0, printed.stderr
+    doc = json.loads(printed.stdout)
+    assert doc["train_config"] == info["train_config"]
+    assert doc["model_config"] == info["model_config"]
+    assert doc["data"] == info["data"]["path"]
+    second = run_cli(["train", "--config", str(run_json), "--out", str(tmp_path / "b")])
+    assert second.returncode == 0, second.stderr
+    rerun = json.loads((tmp_path / "b" / "run.json").read_text())
+    assert rerun["test_rel_l2_best"] == info["test_rel_l2_best"]  # deterministic on CPU
+
+
+@pytest.mark.parametrize(("doc", "match"), [
+    ({"preset": "burgers-galerkin", "epochs": 3}, r"unknown key\(s\) \['epochs'\]; valid keys"),
+    ({"preset": "burgers-galerkin", "train_config": {"epochs": 0}},
+     r"c.yaml: `epochs` must be an integer >= 1; got 0"),
+    ({"preset": "burgers-galerkin", "train_config": {"epoch": 3}},
+     r"c.yaml: Unknown TrainConfig key\(s\) \['epoch'\]; valid keys: task, epochs"),
+    ({"preset": "burgers-galerkin", "train_config": [1, 2]},
+     r"`train_config` must be a mapping of TrainConfig fields; got \[1, 2\]"),
+    ({"preset": 3}, r"`preset` must be a training preset name; got 3"),
+    ({"train_config": {"epochs": 2}}, r"argument --preset is required \(or `preset` in the"),
+    ("- just\n- a list\n", r"must hold a mapping of preset, data"),
+    ("preset: [unclosed\n", r"must be valid YAML; got a parse error at line 2"),
+])
+def test_bad_config_file_is_one_line(doc, match, tmp_path, burgers_file, capsys):
+    path = tmp_path / "c.yaml"
+    if isinstance(doc, str):
+        path.write_text(doc)
+    else:
+        _write_yaml(path, {"data": str(burgers_file), **doc})
+    assert main(["train", "--config", str(path), "--print-config"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("neuralop-fem train: error: ")
+    assert re.search(match, err), err
+
+
+def test_config_suffix_and_missing_out(tmp_path, burgers_file, capsys):
+    bad = tmp_path / "c.toml"
+    bad.write_text("preset = 'x'\n")
+    assert main(["train", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "argument --config: must be a file ending in .yaml, .yml, .json" in err
+    cfg = _write_yaml(tmp_path / "c.yml", {"preset": "burgers-galerkin",
+                                          "data": str(burgers_file)})
+    assert main(["train", "--config", cfg]) == 2
+    assert "argument --out is required (or `out` in the --config file)" in capsys.readouterr().err
