@@ -52,8 +52,7 @@ class Surrogate:
     ----------
     operator : torch.nn.Module
         Maps ``(batch, *grid, 1)`` inputs in physical units to ``(batch, *grid, 1)``
-        predictions
-        (e.g. a :class:`~neuralop_fem.models.NormalizedOperator`).
+        predictions (e.g. a :class:`~neuralop_fem.models.NormalizedOperator`).
     problem : str
         A problem of :func:`solvers.problems.get_problem`: ``"burgers"``, ``"darcy"``,
         ``"darcy-inverse"``.

@@ -42,6 +42,7 @@ from . import resume as rs
 from ._env import environment_info
 from .amp import AmpForward
 from .config import ADDED_FIELDS, RESUME_FREE_FIELDS, TrainConfig
+from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
 from .optim import make_optimizer, make_scheduler
@@ -373,15 +374,7 @@ class Trainer:
         """
         cfg = self.config
         identity = self._identity_value
-        old_det = (torch.are_deterministic_algorithms_enabled(),
-                   torch.is_deterministic_algorithms_warn_only_enabled())
-        if cfg.deterministic:
-            cuda = self.device.type == "cuda"
-            if cuda:
-                os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-            # CUDA has no deterministic backward of bilinear interpolation (the Darcy models'
-            # CiNN samplers): there such kernels warn instead of stopping the run.
-            torch.use_deterministic_algorithms(True, warn_only=cuda)
+        restore_determinism = enable_deterministic(cfg.deterministic, self.device.type)
         progress = self._progress()
         stop = cfg.epochs if max_epochs_this_call is None else min(
             cfg.epochs, self.epoch + max_epochs_this_call
@@ -414,7 +407,7 @@ class Trainer:
         finally:
             self.logger = None
             progress.close()
-            torch.use_deterministic_algorithms(old_det[0], warn_only=old_det[1])
+            restore_determinism()
             self._release()
 
     def _record(self, loss: float, val: float | None, lr: float, dt: float,
