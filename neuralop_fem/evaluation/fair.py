@@ -116,11 +116,11 @@ def _time_at_error(err: float, front_err: Array, front_time: Array) -> tuple[flo
     """Solver time at error ``err`` along a front (errors decreasing), and how it was found."""
     if err < front_err[-1]:
         return np.nan, "more accurate than every rung"
-    if err >= front_err[0]:
-        return float(front_time[0]), "at most the cheapest rung"
     j = int(np.searchsorted(-front_err, -err, side="left"))  # front_err[j] <= err < [j-1]
     if front_err[j] == err:
         return float(front_time[j]), "a rung"
+    if err > front_err[0]:
+        return float(front_time[0]), "at most the cheapest rung"
     le = np.log([front_err[j - 1], front_err[j]])
     lt = np.log([front_time[j - 1], front_time[j]])
     w = (np.log(err) - le[0]) / (le[1] - le[0])
@@ -159,6 +159,10 @@ def place(ladder: dict[str, Any], sur_errors: Array, sur_time: float, *,
         msg = f"`sur_time` must be a positive time per sample; got {sur_time!r}."
         raise InputError(msg)
     errs = np.asarray(ladder["rel_l2"])
+    if np.shape(sur_errors) != errs.shape[1:]:
+        msg = (f"`sur_errors` must hold one error per sample of the ladder ({errs.shape[1]}); "
+               f"got shape {np.shape(sur_errors)}.")
+        raise InputError(msg)
     mean_err, mean_time = errs.mean(axis=1), times.mean(axis=1)
     front = pareto_front(mean_err, mean_time)
     fe, ft = mean_err[front], mean_time[front]
@@ -166,6 +170,7 @@ def place(ladder: dict[str, Any], sur_errors: Array, sur_time: float, *,
     solver_time, status = _time_at_error(err, fe, ft)
     labels = ladder["labels"]
     j = int(np.searchsorted(-fe, -err, side="left"))
+    j = min(j, len(front) - 1)
     if status == "interpolated":
         bracket = [labels[front[j - 1]], labels[front[j]]]
     elif status == "a rung":

@@ -171,6 +171,7 @@ def _repeat_timings(result: xr.Dataset, reference: Solver, sur: Surrogate, input
                         speedup_min=speed.attrs["speedup_min"],
                         speedup_max=speed.attrs["speedup_max"],
                         speedup_basis=f"median of {int(repeats)} timed repeats",
+                        speedup_repeats=[float(v) for v in speed["speedup"].values],
                         reference_time_median=float(speed["reference_time"].median()),
                         candidate_time_median=float(speed["candidate_time"].median()))
 
