@@ -32,7 +32,7 @@ from .errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     from .problems import Problem
 
-__all__ = ["Rung", "check_ladder", "interpolate", "run_rung"]
+__all__ = ["Rung", "check_ladder", "interpolate", "pool_times", "run_rung"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -210,3 +210,49 @@ def check_ladder(ladder: object, problem: Problem) -> list[Rung]:
                    f"of {problem.name!r}.")
             raise InputError(msg)
     return rungs
+
+
+def _limit_threads() -> None:
+    """Pool initialiser: one BLAS/OpenMP thread per worker process."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+
+
+def _solve_part(rung: Rung, part: NDArray[np.float64], n_out: int, problem: str) -> int:
+    from .problems import get_problem
+
+    run_rung(rung, part, n_out, problem=get_problem(problem))
+    return len(part)
+
+
+def pool_times(rungs: list[Rung], fine_inputs: NDArray[np.float64], n_out: int, *,
+               problem: Problem, workers: int) -> NDArray[np.float64]:
+    """Time per sample of each rung with the samples spread over ``workers`` processes.
+
+    The throughput of all cores: the samples are split into ``workers`` equal parts solved
+    at once, one process (and one BLAS thread) each; the time per sample is the wall time of
+    the whole batch over the number of samples. The pool is started and warmed up (one
+    solve per worker) before timing, so process start-up is not counted.
+
+    Returns
+    -------
+    (n_rungs,) array of seconds per sample.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    parts = [p for p in np.array_split(fine_inputs, workers) if len(p)]
+    out = np.empty(len(rungs))
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process with torch threads
+    with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx,
+                             initializer=_limit_threads) as pool:
+        for i, rung in enumerate(rungs):
+            warm = [pool.submit(_solve_part, rung, p[:1], n_out, problem.name) for p in parts]
+            for f in warm:
+                f.result()
+            t0 = time.perf_counter()
+            done = [pool.submit(_solve_part, rung, p, n_out, problem.name) for p in parts]
+            n = sum(f.result() for f in done)
+            out[i] = (time.perf_counter() - t0) / n
+    return out

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from solvers.ladder import Rung, check_ladder, run_rung
+from solvers.ladder import Rung, check_ladder, pool_times, run_rung
 from solvers.problems import Problem
 
 from ..errors import InputError
@@ -40,7 +40,7 @@ Array = NDArray[np.float64]
 
 
 def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, problem: Problem,
-                   batch_one: bool = True) -> dict[str, Any]:
+                   batch_one: bool = True, workers: int = 1) -> dict[str, Any]:
     """Errors and times of every rung on the same samples.
 
     Parameters
@@ -55,11 +55,16 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
         The forward problem.
     batch_one
         Also time each rung one sample per call (batch size 1).
+    workers
+        With ``workers > 1`` also time each rung with the samples spread over that many
+        processes (:func:`solvers.ladder.pool_times`: the throughput of all cores).
 
     Returns
     -------
     dict with ``labels`` (list), ``rel_l2`` (rung, sample), ``time`` (rung, sample) seconds at
-    the largest batch, ``time_batch1`` (rung, sample) or None.
+    the largest batch on one thread, ``time_batch1`` (rung, sample) or None,
+    ``time_all_cores`` (rung, sample; each sample the pool's time per sample) or None and
+    ``workers``.
 
     Raises
     ------
@@ -87,8 +92,12 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
             raise InputError(msg)
         errors[i] = relative_l2(answers, truth)
         times[i] = seconds
+    pooled = None
+    if workers > 1:
+        per = pool_times(rungs, fine_inputs, n_out, problem=problem, workers=workers)
+        pooled = np.repeat(per[:, None], n_s, axis=1)
     return {"labels": [r.label for r in rungs], "rel_l2": errors, "time": times,
-            "time_batch1": times1}
+            "time_batch1": times1, "time_all_cores": pooled, "workers": int(workers)}
 
 
 def pareto_front(errors: Array, times: Array) -> NDArray[np.int64]:
@@ -213,7 +222,8 @@ def verdict_sentence(placed: dict[str, Any], *, where: str) -> str:
     ms = 1e3 * placed["solver_time"]
     speed = placed["speedup"]
     spread = (f" (samples: {placed['speedup_p10']:.2g}-{placed['speedup_p90']:.2g}x, 10-90 %)"
-              if np.isfinite(placed["speedup_p10"]) else "")
+              if np.isfinite(placed["speedup_p10"]) and status != "at most the cheapest rung"
+              else "")
     how = {"interpolated": f"between {' and '.join(placed['bracket'])}",
            "a rung": placed["bracket"][0] if placed["bracket"] else "",
            "at most the cheapest rung": f"{placed['bracket'][0]}, the cheapest rung, is "
@@ -289,11 +299,19 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
         for key in ("solver_time", "surrogate_time", "speedup", "status"):
             ds.attrs[f"fair_batch1_{key}"] = one[key]
         ds.attrs["verdict_batch1"] = verdict_sentence(one, where=where + ", one sample per call")
+    if ladder.get("time_all_cores") is not None and sur_timing.get("time_all_cores"):
+        ds["ladder_time_all_cores"] = ("rung", ladder["time_all_cores"][:, 0])
+        every = place(ladder, sur_errors, sur_timing["time_all_cores"], time_key="time_all_cores")
+        for key in ("solver_time", "surrogate_time", "speedup", "status"):
+            ds.attrs[f"fair_all_cores_{key}"] = every[key]
+        ds.attrs["fair_all_cores_where"] = sur_timing["where_all_cores"]
+        ds.attrs["verdict_all_cores"] = verdict_sentence(every,
+                                                         where=sur_timing["where_all_cores"])
 
 
-def where_label(device: object, *, threads: int) -> str:
+def where_label(device: object, *, threads: int, workers: int = 1) -> str:
     """"on this CPU (AMD EPYC, 1 thread)" or "with the surrogate on cuda (...)": the
-    hardware words of a verdict."""
+    hardware words of a verdict (``workers``: solver processes, when more than one)."""
     import platform
     from pathlib import Path
 
@@ -307,7 +325,10 @@ def where_label(device: object, *, threads: int) -> str:
         pass
     plural = "" if threads == 1 else "s"
     dev = str(device)
+    solver = (f"{cpu}, solver in {workers} processes" if workers > 1
+              else f"{cpu}, {threads} thread{plural}")
     if dev.startswith("cuda"):
-        return (f"with the surrogate on {dev} and the solver on this CPU ({cpu}, {threads} "
-                f"thread{plural})")
-    return f"on this CPU ({cpu}, {threads} thread{plural})"
+        return f"with the surrogate on {dev} and the solver on this CPU ({solver})"
+    if workers > 1:
+        return f"on all cores of this CPU ({solver}, surrogate {threads} thread{plural})"
+    return f"on this CPU ({solver})"

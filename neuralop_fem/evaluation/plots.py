@@ -160,7 +160,9 @@ def accuracy_vs_cost(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
         ax.axvline(float(np.mean(warm)), color="tab:green", ls=":",
                    label=f"{cand} + warm-started {ref}: {np.mean(warm):.2e} s")
     log_axis(ax, "x")
-    log_axis(ax, "y")
+    shown = ds["ladder_rel_l2"].values if "ladder_rel_l2" in ds else ds["rel_l2"].values
+    if (shown > 0).any():
+        log_axis(ax, "y")
     ax.set_xlabel("wall time per sample (s)")
     ax.set_title(fit_title(title, fig), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)

@@ -84,6 +84,8 @@ def _ladder_lines(ds: xr.Dataset) -> list[str]:
                                          "surrogate."))]
     if "verdict_batch1" in a:
         lines += ["", a["verdict_batch1"]]
+    if "verdict_all_cores" in a:
+        lines += ["", a["verdict_all_cores"]]
     return lines
 
 

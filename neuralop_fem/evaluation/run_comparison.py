@@ -81,7 +81,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                 max_samples: int | None = 64, warm_start: bool = True,
                 snap_warm_start: bool = False,
                 device: str | torch.device | None = None, ladder: object = True,
-                timing_repeats: int = 1) -> dict[str, Any]:
+                timing_repeats: int = 1, workers: int | None = None) -> dict[str, Any]:
     """Load the run, select samples of ``data``, compare, and write the report into ``out``.
 
     The dataset's inputs are strided to the model grid when the file is finer (as in
@@ -98,7 +98,9 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     a list of solvers or :class:`solvers.ladder.Rung` s for a user's ladder, ``False`` for none.
     The rungs solve the file's inputs strided to their grids, the surrogate the model-grid
     inputs; both are measured against the file's stored solutions on the model grid and timed
-    per sample at the full batch and one sample per call, on one thread. ``timing_repeats > 1``
+    per sample at the full batch and one sample per call, on one thread, and on all cores
+    (``workers`` solver processes, default ``os.cpu_count()``; 1: skip; the surrogate with
+    as many torch threads). ``timing_repeats > 1``
     times both sides that many more times and reports the median speed-up (the number every
     part of the report then prints).
 
@@ -146,7 +148,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
         if timing_repeats > 1:
             _repeat_timings(result, reference, sur, inputs, timing_repeats)
         if ladder is not False:
-            _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder)
+            _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder,
+                  workers=(os.cpu_count() or 1) if workers is None else int(workers))
     result.attrs.update(run_dir=os.fspath(Path(run_dir).resolve()), data=os.fspath(data),
                         model_resolution=sur.resolution, file_resolution=n_file,
                         validation_error=sur.validation_error, test_error=sur.test_error)
@@ -177,7 +180,8 @@ def _repeat_timings(result: xr.Dataset, reference: Solver, sur: Surrogate, input
 
 
 def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[str, slice],
-          problem: Any, reference: Solver, sur: Surrogate, inputs: Any, ladder: object) -> None:
+          problem: Any, reference: Solver, sur: Surrogate, inputs: Any, ladder: object, *,
+          workers: int) -> None:
     """The ladder, its front and the surrogate's place on it, added to ``result``."""
     from solvers.ladder import check_ladder
 
@@ -196,8 +200,14 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
     with reading(ds, problem.output_name, f"samples {idx[0]}..{idx[-1]}"):
         truth = np.asarray(ds[problem.output_name].isel(sample=idx).isel(sel).values, float)
         fine = np.asarray(ds[problem.input_name].isel(sample=idx).values, float)
-    timing = time_surrogate(sur, np.asarray(inputs.values, float), threads=1)
-    ladder_result = measure_ladder(rungs, fine, truth, problem=problem)
+    values = np.asarray(inputs.values, float)
+    timing = time_surrogate(sur, values, threads=1)
+    workers = min(workers, len(idx))
+    if workers > 1:
+        every = time_surrogate(sur, values, threads=workers, batch_one=False)
+        timing.update(time_all_cores=every["time"], where_all_cores=where_label(
+            sur.device, threads=every["threads"], workers=workers))
+    ladder_result = measure_ladder(rungs, fine, truth, problem=problem, workers=workers)
     errors = relative_l2(np.asarray(result["candidate"].values), truth)
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1))
 
