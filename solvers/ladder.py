@@ -15,7 +15,7 @@ Each problem owns its ladder (:meth:`solvers.problems.Problem.ladder`)::
 
     >>> from solvers.problems import get_problem
     >>> [r.label for r in get_problem("burgers").ladder()][:2]
-    ['spectral n = 32, dt = 0.05', 'spectral n = 64, dt = 0.05']
+    ['spectral n = 16, dt = 0.1', 'spectral n = 32, dt = 0.1']
 """
 
 from __future__ import annotations
