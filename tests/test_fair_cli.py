@@ -67,3 +67,29 @@ def test_a_users_ladder_of_another_problem_is_refused(run_dir, tmp_path):
     with pytest.raises(InputError, match="solves 'darcy'; the comparison is of 'burgers'"):
         compare_run(run_dir, data=run_dir.parent / "b.nc", out=tmp_path / "rep",
                     indices="0:2", ladder=[DarcyFDSolver()])
+
+
+def test_the_docs_snippet_runs_as_written(tmp_path):
+    import json
+    import re
+
+    from tests._surrogate_fixtures import darcy_run
+
+    run = darcy_run(tmp_path, n=43, n_samples=6)
+    (tmp_path / "runs").mkdir()
+    run.rename(tmp_path / "runs" / "darcy")
+    (tmp_path / "d.nc").rename(tmp_path / "darcy.nc")
+    info_path = tmp_path / "runs" / "darcy" / "run.json"
+    info = json.loads(info_path.read_text())
+    info["splits"]["test"] = [3, 4, 5]
+    info_path.write_text(json.dumps(info))
+    page = (ROOT / "docs" / "when_does_a_surrogate_pay.md").read_text()
+    (tmp_path / "snippet.py").write_text(re.search(r"```python\n(.*?)```", page, re.S)[1])
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "snippet.py"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("At equal accuracy")
+    ds = xr.open_dataset(tmp_path / "report" / "comparison.nc")
+    assert list(ds["rung"].values) == ["FD 15", "FD 22", "FD 43"]
+    ds.close()

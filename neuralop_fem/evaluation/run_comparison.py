@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -203,6 +204,15 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
     values = np.asarray(inputs.values, float)
     timing = time_surrogate(sur, values, threads=1)
     workers = min(workers, len(idx))
+    if workers > 1 and _unguarded_script() is not None:
+        import logging
+
+        logging.getLogger("neuralop_fem").warning(
+            "the all-cores verdict needs worker processes, which import the calling script "
+            "again; the call at line %s of %s is not under `if __name__ == \"__main__\":`, so "
+            "only the one-thread verdict is measured (pass workers=1 to silence this).",
+            _unguarded_script(), getattr(sys.modules.get("__main__"), "__file__", "?"))
+        workers = 1
     if workers > 1:
         every = time_surrogate(sur, values, threads=workers, batch_one=False)
         timing.update(time_all_cores=every["time"], where_all_cores=where_label(
@@ -210,6 +220,14 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
     ladder_result = measure_ladder(rungs, fine, truth, problem=problem, workers=workers)
     errors = relative_l2(np.asarray(result["candidate"].values), truth)
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1))
+
+
+def _unguarded_script() -> int | None:
+    """The line of an unguarded top-level call in the running script (None: safe to spawn)."""
+    from ..data.generation.executors import _unguarded_call_line
+
+    main = sys.modules.get("__main__")
+    return _unguarded_call_line(main) if main is not None else None
 
 
 def _inverse_observations(sur: Surrogate, ds: xr.Dataset,
