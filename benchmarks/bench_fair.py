@@ -60,7 +60,14 @@ def one_run(run_dir: Path, data: Path, *, max_samples: int, reports: Path) -> di
               "ms_all_cores": (1e3 * float(ds["ladder_time_all_cores"].values[i])
                                if "ladder_time_all_cores" in ds else None)}
              for i, label in enumerate(ds["rung"].values)]
+    n = int(a["n_samples"])
+    ladder_s = (float(ds["ladder_time"].mean("sample").sum())
+                + min(n, 4) / n * float(ds["ladder_time_batch1"].mean("sample").sum())
+                + (float(ds["ladder_time_all_cores"].sum()) if "ladder_time_all_cores" in ds
+                   else 0.0))
     return {"run": str(run_dir), "data": str(data), "problem": a["problem"],
+            "ladder_s_per_sample": ladder_s,
+            "reference_s_per_sample": float(ds["reference_time"].mean()),
             "candidate": a["candidate"], "n_samples": int(a["n_samples"]),
             "budget": _budget(run_dir), "report": str(out),
             "surrogate_rel_l2_vs_truth": float(ds["truth_rel_l2"].mean()),
@@ -111,6 +118,9 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append(f"| **surrogate** | | {r['surrogate_rel_l2_vs_truth']:.2e} | "
                      f"{r['surrogate_ms_batch']:.3g} | {r['surrogate_ms_one_per_call']:.3g} | "
                      f"{r['surrogate_ms_all_cores']:.3g} |")
+        lines += ["", f"The ladder's timed solves cost {1e3 * r['ladder_s_per_sample']:.3g} ms "
+                  f"per sample, the reference solver's (at the model grid) "
+                  f"{1e3 * r['reference_s_per_sample']:.3g} ms."]
     lines += ["", *data["notes"], "", *footer(data["record"])]
     return "\n".join(lines)
 

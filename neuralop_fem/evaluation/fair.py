@@ -38,6 +38,9 @@ __all__ = ["add_verdict", "measure_ladder", "pareto_front", "place", "time_surro
 
 Array = NDArray[np.float64]
 
+#: Samples timed one per call (the per-call cost barely depends on the sample).
+_BATCH1_SAMPLES = 4
+
 
 def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, problem: Problem,
                    batch_one: bool = True, workers: int = 1) -> dict[str, Any]:
@@ -54,7 +57,8 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     problem
         The forward problem.
     batch_one
-        Also time each rung one sample per call (batch size 1).
+        Also time each rung one sample per call (batch size 1), on the first
+        ``_BATCH1_SAMPLES`` (4) samples; their mean time stands for every sample.
     workers
         With ``workers > 1`` also time each rung with the samples spread over that many
         processes (:func:`solvers.ladder.pool_times`: the throughput of all cores).
@@ -80,8 +84,10 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     for i, rung in enumerate(rungs):
         try:
             answers, seconds = run_rung(rung, fine_inputs, n_out, problem=problem)
-            if times1 is not None:
-                _, times1[i] = run_rung(rung, fine_inputs, n_out, problem=problem, batch=1)
+            if times1 is not None:  # per-call cost hardly varies: time a few samples only
+                _, some = run_rung(rung, fine_inputs[:_BATCH1_SAMPLES], n_out, problem=problem,
+                                   batch=1)
+                times1[i] = some.mean()
         except Exception as exc:  # a failing rung is named, whatever it raised
             msg = f"`ladder` rung {i} ({rung.label}) failed: {type(exc).__name__}: {exc}"
             raise InputError(msg) from exc
@@ -256,11 +262,12 @@ def time_surrogate(surrogate: Any, inputs: Any, *, threads: int | None,
         surrogate.solve(inputs)
         full = (time.perf_counter() - t0) / len(inputs)
         one = None
-        if batch_one:
+        if batch_one:  # the first few samples, as for the rungs
+            k = min(len(inputs), _BATCH1_SAMPLES)
             t0 = time.perf_counter()
-            for i in range(len(inputs)):
+            for i in range(k):
                 surrogate.solve(inputs[i:i + 1])
-            one = (time.perf_counter() - t0) / len(inputs)
+            one = (time.perf_counter() - t0) / k
         used = torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
