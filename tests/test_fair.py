@@ -132,3 +132,29 @@ def test_problem_ladders_are_reachable_and_take_the_physics():
     assert all(r.solver.viscosity == 0.1 for r in BURGERS.ladder(like=slow))
     assert all(r.solver.forcing == 2.0
                for r in get_problem("darcy").ladder(like=DarcyFDSolver(forcing=2.0)))
+
+
+def test_worst_samples_show_solver_and_surrogate_on_one_colour_scale(monkeypatch, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import xarray as xr
+
+    from neuralop_fem.evaluation import plots
+
+    rng = np.random.default_rng(0)
+    ref = rng.random((3, 9, 9))
+    dims = ("sample", "x", "y")
+    ds = xr.Dataset({"input": (dims, 3 + 9 * rng.random((3, 9, 9))), "reference": (dims, ref),
+                     "candidate": (dims, 2.0 * ref), "rel_l2": ("sample", [1.0, 1.0, 1.0])},
+                    coords={"sample": [0, 1, 2]}, attrs={"problem": "darcy"})
+    figures = []
+    monkeypatch.setattr(plots, "save", lambda fig, path, **kw: figures.append(fig) or path)
+    plots.worst_samples(ds, tmp_path / "w.png", plt)
+    panels = [ax for ax in figures[0].axes if ax.images]
+    assert len(panels) == 12
+    for row in range(3):
+        solver, surrogate = panels[4 * row + 1], panels[4 * row + 2]
+        assert solver.images[0].get_clim() == surrogate.images[0].get_clim()
+    plt.close("all")

@@ -119,6 +119,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
         raise InputError(msg)
     sur = Surrogate.load(run_dir, device=device)
     problem = get_problem(sur.problem)
+    if problem.inverse and ladder not in (True, False):
+        msg = (f"`ladder` applies to forward problems (the inverse problem has no solver ladder "
+               f"yet); got a ladder for a {sur.problem} run ({os.fspath(run_dir)}).")
+        raise InputError(msg)
     if snap_warm_start and not problem.inverse:
         msg = (f"`snap_warm_start` (--snap-warm-start) applies to inverse runs only; got a "
                f"{sur.problem} run ({os.fspath(run_dir)}).")
