@@ -81,6 +81,20 @@ def test_a_surrogate_that_is_a_rung_gets_a_speedup_of_about_one():
     assert 1 / 3 < np.median(speedups) < 3
 
 
+def test_the_ladder_stops_once_a_rung_is_more_accurate_and_slower_than_the_surrogate():
+    u0 = PeriodicGRF(128).sample(2, rng=np.random.default_rng(0))
+    truth = BurgersSpectralSolver().solve(u0)
+    rungs = BURGERS.ladder()[:3]
+    everything = measure_ladder(rungs, u0, truth, problem=BURGERS, batch_one=False)
+    assert everything["skipped"] == []
+    assert everything["rel_l2"].shape == (3, 2)
+    first = measure_ladder(rungs, u0, truth, problem=BURGERS, batch_one=False,
+                           bracket=(1.0, 0.0))  # rung 0 is more accurate and slower already
+    assert first["labels"] == [rungs[0].label]
+    assert first["skipped"] == [r.label for r in rungs[1:]]
+    np.testing.assert_array_equal(first["rel_l2"], everything["rel_l2"][:1])
+
+
 def test_bad_ladders_give_clear_errors():
     u0 = PeriodicGRF(64).sample(2, rng=np.random.default_rng(0))
     truth = BurgersSpectralSolver().solve(u0)

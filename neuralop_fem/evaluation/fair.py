@@ -43,7 +43,8 @@ _BATCH1_SAMPLES = 4
 
 
 def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, problem: Problem,
-                   batch_one: bool = True, workers: int = 1) -> dict[str, Any]:
+                   batch_one: bool = True, workers: int = 1,
+                   bracket: tuple[float, float] | None = None) -> dict[str, Any]:
     """Errors and times of every rung on the same samples.
 
     Parameters
@@ -62,10 +63,15 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     workers
         With ``workers > 1`` also time each rung with the samples spread over that many
         processes (:func:`solvers.ladder.pool_times`: the throughput of all cores).
+    bracket
+        ``(error, seconds)`` of the surrogate: climb the ladder only until a rung is both more
+        accurate and slower than that (both placements are then decided; finer rungs would
+        only cost time). None: every rung.
 
     Returns
     -------
-    dict with ``labels`` (list), ``rel_l2`` (rung, sample), ``time`` (rung, sample) seconds at
+    dict with ``labels`` (list, the rungs measured), ``skipped`` (labels of the rungs above
+    the bracket, not run), ``rel_l2`` (rung, sample), ``time`` (rung, sample) seconds at
     the largest batch on one thread, ``time_batch1`` (rung, sample) or None,
     ``time_all_cores`` (rung, sample; each sample the pool's time per sample) or None and
     ``workers``.
@@ -98,11 +104,18 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
             raise InputError(msg)
         errors[i] = relative_l2(answers, truth)
         times[i] = seconds
+        if bracket is not None and errors[i].mean() < bracket[0] and seconds.mean() > bracket[1]:
+            break
+    measured = i + 1
+    skipped = [r.label for r in rungs[measured:]]
+    rungs, errors, times = rungs[:measured], errors[:measured], times[:measured]
+    times1 = None if times1 is None else times1[:measured]
     pooled = None
     if workers > 1:
         per = pool_times(rungs, fine_inputs, n_out, problem=problem, workers=workers)
         pooled = np.repeat(per[:, None], n_s, axis=1)
-    return {"labels": [r.label for r in rungs], "rel_l2": errors, "time": times,
+    return {"labels": [r.label for r in rungs], "skipped": skipped, "rel_l2": errors,
+            "time": times,
             "time_batch1": times1, "time_all_cores": pooled, "workers": int(workers)}
 
 
@@ -300,6 +313,7 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
         ds.attrs[f"fair_{key}"] = (" | ".join(value) if isinstance(value, list)
                                    else "" if value is None else value)
     ds.attrs["fair_where"] = where
+    ds.attrs["fair_skipped_rungs"] = " | ".join(ladder.get("skipped", []))
     ds.attrs["verdict"] = verdict_sentence(placed, where=where)
     if ladder.get("time_batch1") is not None and sur_timing.get("time_batch1"):
         one = place(ladder, sur_errors, sur_timing["time_batch1"], time_key="time_batch1")

@@ -77,6 +77,9 @@ def _ladder_lines(ds: xr.Dataset) -> list[str]:
     lines.append(f"| **surrogate** | | {tr.mean():.2e} | {np.percentile(tr, 10):.1e}-"
                  f"{np.percentile(tr, 90):.1e} | {1e3 * a['fair_surrogate_time']:.3g} | "
                  f"{1e3 * a.get('fair_batch1_surrogate_time', np.nan):.3g} |")
+    if a.get("fair_skipped_rungs"):
+        lines += ["", f"Not run (a rung both more accurate and slower than the surrogate already "
+                      f"decides both placements): {a['fair_skipped_rungs']}."]
     cost = a.get("fair_equal_cost_rung") or ""
     lines += ["", ("At equal cost: " + (f"the best rung within the surrogate's time is {cost} "
                                          f"(rel. L2 {_fmt(a['fair_equal_cost_error'])})."

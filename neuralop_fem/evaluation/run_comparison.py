@@ -221,8 +221,9 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
         every = time_surrogate(sur, values, threads=workers, batch_one=False)
         timing.update(time_all_cores=every["time"], where_all_cores=where_label(
             sur.device, threads=every["threads"], workers=workers))
-    ladder_result = measure_ladder(rungs, fine, truth, problem=problem, workers=workers)
     errors = relative_l2(np.asarray(result["candidate"].values), truth)
+    ladder_result = measure_ladder(rungs, fine, truth, problem=problem, workers=workers,
+                                   bracket=(float(errors.mean()), timing["time"]))
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1))
 
 
