@@ -22,6 +22,7 @@ A.-K. Kassam and L. N. Trefethen, SIAM J. Sci. Comput. 26 (2005) 1214-1233.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import scipy.fft
@@ -75,6 +76,18 @@ def etdrk4_coefficients(lin: NDArray[np.float64], h: float, *, n_contour: int) -
         return _Coefficients(np.exp(z), np.exp(z / 2), h * q, h * f1, h * f2, h * f3)
 
 
+@lru_cache(maxsize=256)
+def _shared_coefficients(n: int, viscosity: float, h: float, n_contour: int) -> _Coefficients:
+    """ETDRK4 coefficients of ``n`` points, shared between solves (they depend on the settings
+    and the step only, not on the data: repeated small solves would otherwise spend half their
+    time recomputing them)."""
+    lin = -viscosity * (2 * np.pi * np.arange(n // 2 + 1)) ** 2
+    c = etdrk4_coefficients(lin, h, n_contour=n_contour)
+    for arr in (c.e, c.e2, c.q, c.f1, c.f2, c.f3):
+        arr.setflags(write=False)
+    return c
+
+
 class SpectralStepper:
     """ETDRK4 stepper for a batch of periodic fields of ``n`` points (internal).
 
@@ -94,6 +107,7 @@ class SpectralStepper:
         if n % 2 == 0:
             ik[-1] = 0.0  # the Nyquist mode has no real derivative (and is filtered anyway)
         self.half_ik = -0.5 * ik
+        self.viscosity = viscosity
         self.lin = -viscosity * (2 * np.pi * self.k) ** 2
         self.n_contour = n_contour
         self.mode_tol = mode_tol
@@ -120,7 +134,7 @@ class SpectralStepper:
     def coefficients(self, h: float) -> _Coefficients:
         c = self._cache.get(h)
         if c is None:
-            c = etdrk4_coefficients(self.lin, h, n_contour=self.n_contour)
+            c = _shared_coefficients(self.n, self.viscosity, h, self.n_contour)
             self._cache[h] = c
         return c
 

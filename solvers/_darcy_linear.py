@@ -7,6 +7,11 @@
 ``"amg"``
     CG preconditioned by one V-cycle of pyamg's algebraic multigrid (:data:`AMG_KIND`:
     smoothed aggregation or Ruge-Stuben, whichever measured faster).
+``"banded"``, ``"dst-cg"``
+    The batched methods of :mod:`solvers._darcy_batched` (banded Cholesky; CG preconditioned by
+    the fast Poisson solver), fastest on small grids when a whole batch is solved at once
+    (:class:`~solvers.darcy.DarcyFDSolver`); here, for one system on the node grid, the same
+    methods one system at a time.
 ``"gmg"``
     CG preconditioned by one V-cycle of a geometric multigrid built for the structured
     node grid: tensor-product linear interpolation between nested node sets (every other
@@ -38,7 +43,7 @@ from .errors import InputError
 
 __all__ = ["LINEAR_SOLVERS", "solve_linear"]
 
-LINEAR_SOLVERS = ("gmg", "amg", "cg", "direct")
+LINEAR_SOLVERS = ("gmg", "amg", "cg", "direct", "banded", "dst-cg")
 # Flavour behind "amg"; benchmarks/bench_darcy.py times both ("amg-sa", "amg-rs").
 AMG_KIND = "rs"  # Ruge-Stuben: 0.61 s vs 1.14 s (SA) per sample at n = 421, see results
 
@@ -223,16 +228,23 @@ def solve_linear(
     if not np.any(b):
         return np.zeros_like(b), 0, 0.0
     x0 = np.zeros_like(b) if x0 is None else np.asarray(x0, dtype=np.float64)
+    if method in ("direct", "banded") and deflation is not None:
+        msg = f"`deflation` applies to the Krylov solvers, not to {method!r}."
+        raise InputError(msg)
     if method == "direct":
-        if deflation is not None:
-            msg = "`deflation` applies to the Krylov solvers, not to 'direct'."
-            raise InputError(msg)
         bnorm = float(np.linalg.norm(b))
         rel0 = float(np.linalg.norm(b - a_mat @ x0)) / bnorm
         if rel0 <= tol:
             return x0.copy(), 0, rel0
         x = spla.spsolve(a_mat.tocsc(), b)
         return x, 1, float(np.linalg.norm(b - a_mat @ x)) / bnorm
+    if method == "banded":
+        assert grid_n is not None  # guaranteed by the callers
+        return _banded_system(a_mat, b, x0, grid_n, tol=tol)
+    if method == "dst-cg":
+        assert grid_n is not None  # guaranteed by the callers
+        return pcg(a_mat, b, x0, _dst_preconditioner(a_mat, grid_n), tol=tol, maxiter=maxiter,
+                   deflation=deflation)
     if method == "cg":
         inv_diag = 1.0 / a_mat.diagonal()
         return pcg(a_mat, b, x0, lambda r: inv_diag * r, tol=tol, maxiter=maxiter,
@@ -244,3 +256,37 @@ def solve_linear(
         ml = amg_hierarchy(a_mat, AMG_KIND if method == "amg" else method.removeprefix("amg-"))
     m_op = ml.aspreconditioner(cycle="V")
     return pcg(a_mat, b, x0, m_op.matvec, tol=tol, maxiter=maxiter, deflation=deflation)
+
+
+def _banded_system(a_mat: sp.csr_matrix, b: NDArray[np.float64], x0: NDArray[np.float64],
+                   n: int, *, tol: float) -> tuple[NDArray[np.float64], int, float]:
+    """One node-grid system by banded Cholesky (half bandwidth ``n - 2``)."""
+    import scipy.linalg
+
+    bnorm = float(np.linalg.norm(b))
+    rel0 = float(np.linalg.norm(b - a_mat @ x0)) / bnorm
+    if rel0 <= tol:
+        return x0.copy(), 0, rel0
+    m = n - 2
+    ab = np.zeros((m + 1, len(b)))
+    for k in range(m + 1):  # upper storage: A[i, i + k] at ab[m - k, i + k]
+        ab[m - k, k:] = a_mat.diagonal(k)
+    x = scipy.linalg.solveh_banded(ab, b, check_finite=False)
+    return x, 1, float(np.linalg.norm(b - a_mat @ x)) / bnorm
+
+
+def _dst_preconditioner(a_mat: sp.csr_matrix, n: int
+                        ) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+    """The fast Poisson solver (DST-I) scaled by the mean diagonal / 4 (one system)."""
+    import scipy.fft
+
+    m = n - 2
+    lam1 = 2.0 - 2.0 * np.cos(np.pi * np.arange(1, m + 1) / (m + 1))
+    scale = float(a_mat.diagonal().mean()) / 4.0
+    inv = 1.0 / ((lam1[:, None] + lam1[None, :]) * scale * (2.0 * (m + 1)) ** 2)
+
+    def apply(r: NDArray[np.float64]) -> NDArray[np.float64]:
+        z = scipy.fft.dstn(r.reshape(m, m), type=1) * inv
+        return scipy.fft.dstn(z, type=1).ravel()
+
+    return apply

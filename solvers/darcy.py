@@ -18,8 +18,12 @@ included; array axis 0 is ``x``, axis 1 is ``y``) and the solution returned on t
     element-wise coefficient; second order in L2 and first order in the H1 seminorm.
 
 Linear solvers (``linear_solver``): ``"gmg"`` (default: CG preconditioned by a geometric
-multigrid V-cycle, fastest by measurement, see ``benchmarks/bench_darcy.py``), ``"amg"``
-(CG + pyamg smoothed aggregation), ``"cg"`` (Jacobi CG) and ``"direct"`` (scipy SuperLU).
+multigrid V-cycle, fastest by measurement at the benchmark grids, see
+``benchmarks/bench_darcy.py``), ``"amg"`` (CG + pyamg smoothed aggregation), ``"cg"`` (Jacobi
+CG) and ``"direct"`` (scipy SuperLU); for :class:`DarcyFDSolver` on small grids also the batched
+``"banded"`` (banded Cholesky, fastest below about 60 x 60) and ``"dst-cg"`` (CG preconditioned by
+the fast Poisson solver, vectorised over samples; see :mod:`solvers._darcy_batched` and
+``benchmarks/bench_rungs.py``).
 Each solve stops at relative residual ``||b - A u|| / ||b|| <= tol`` (default ``1e-10``,
 far below the discretisation error) and raises :class:`~solvers.errors.ConvergenceError`
 naming the sample if it cannot.
@@ -35,11 +39,20 @@ import numpy as np
 import skfem
 from numpy.typing import ArrayLike, NDArray
 
+from ._darcy_batched import BATCHED_SOLVERS, solve_batched
 from ._darcy_fd import AVERAGINGS, assemble_fd
 from ._darcy_fem import ELEMENTS, assemble_mesh, element_for, grid_fem
-from ._darcy_grid import _blas_limit, _check_choice, _check_common, _DarcyGridSolver, _maxiter
+from ._darcy_grid import (
+    _as_field,
+    _blas_limit,
+    _check_choice,
+    _check_common,
+    _coefficient_batch,
+    _DarcyGridSolver,
+    _maxiter,
+)
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
-from .contract import SolveReport, check_finite
+from .contract import SolveReport, SolverInput, SolverOutput, check_finite
 from .errors import ConvergenceError, InputError, ShapeError
 
 __all__ = [
@@ -105,11 +118,13 @@ class DarcyFDSolver(_DarcyGridSolver):
     averaging
         Face averaging, ``"harmonic"`` or ``"arithmetic"``.
     linear_solver
-        ``"gmg"``, ``"amg"``, ``"cg"`` or ``"direct"``; see :mod:`solvers.darcy`.
+        ``"gmg"``, ``"amg"``, ``"cg"``, ``"direct"``, ``"banded"`` or ``"dst-cg"``; see
+        :mod:`solvers.darcy`. The last two solve ``batch_size`` samples at once (no per-sample
+        set-up; fastest on small grids).
     tol
         Relative residual ``||b - A u|| / ||b||`` at which iterative solves stop, in (0, 1).
     maxiter
-        Iteration cap (None: 200 for gmg/amg, ``max(1000, 10 (n - 2))`` for cg).
+        Iteration cap (None: 200 for gmg/amg/dst-cg, ``max(1000, 10 (n - 2))`` for cg).
     blas_threads
         BLAS/OpenMP threads during the linear solve (threadpoolctl); 1 by default because
         threaded BLAS slows the small Krylov vector operations down (15x measured on a busy
@@ -143,6 +158,58 @@ class DarcyFDSolver(_DarcyGridSolver):
 
     def _method(self) -> str:
         return f"FD 5-point, {self.averaging} faces; {self.linear_solver} (tol={self.tol:g})"
+
+    def solve_with_report(
+        self,
+        inputs: SolverInput,
+        *,
+        initial_guess: ArrayLike | None = None,
+        forcing: ArrayLike | None = None,
+    ) -> tuple[SolverOutput, SolveReport]:
+        """Solve for each coefficient sample and report per-sample convergence.
+
+        As :meth:`_DarcyGridSolver.solve_with_report`; with ``linear_solver`` ``"banded"`` or
+        ``"dst-cg"`` the samples are solved ``batch_size`` at a time by array operations and
+        each sample's ``solve_time`` is its batch's wall time (assembly included) divided by
+        the batch's size.
+        """
+        if self.linear_solver not in BATCHED_SOLVERS:
+            return super().solve_with_report(inputs, initial_guess=initial_guess,
+                                             forcing=forcing)
+        batch = _coefficient_batch(inputs)
+        a = batch.values
+        n_samples, n, _ = a.shape
+        guess = _as_field(initial_guess, batch, name="initial_guess")
+        f = (np.full_like(a, self.forcing) if forcing is None
+             else _as_field(forcing, batch, name="forcing", broadcast=True))
+        h2 = 1.0 / (n - 1) ** 2
+        u = np.zeros_like(a)
+        iterations = np.zeros(n_samples, dtype=np.int64)
+        residual = np.zeros(n_samples)
+        times = np.zeros(n_samples)
+        maxiter = _maxiter(self, (n - 2) ** 2)
+        for start in range(0, n_samples, self.batch_size):
+            sl = slice(start, min(start + self.batch_size, n_samples))
+            t0 = time.perf_counter()
+            with _blas_limit(self.blas_threads):
+                x, its, res = solve_batched(
+                    a[sl], h2 * f[sl, 1:-1, 1:-1], method=self.linear_solver,
+                    averaging=self.averaging, tol=self.tol, maxiter=maxiter,
+                    x0=None if guess is None else guess[sl, 1:-1, 1:-1])
+            u[sl, 1:-1, 1:-1] = x
+            iterations[sl], residual[sl] = its, res
+            times[sl] = (time.perf_counter() - t0) / len(x)
+        bad = np.flatnonzero(~(residual <= self.tol))
+        if bad.size:
+            s = int(bad[0])
+            msg = (f"DarcyFDSolver(linear_solver={self.linear_solver!r}): sample {s} missed the "
+                   f"tolerance: relative residual {residual[s]:.3e} > tol {self.tol:.1e} after "
+                   f"{iterations[s]} iterations. Raise `maxiter` or use linear_solver='gmg'.")
+            raise ConvergenceError(msg)
+        report = SolveReport(
+            iterations=iterations, residual=residual, solve_time=times, method=self._method()
+        )
+        return batch.restore(u, name="u"), report
 
     def _systems(self, a: NDArray[np.float64], f: Any) -> Any:
         n = a.shape[-1]
@@ -197,6 +264,11 @@ class DarcyFEMSolver(_DarcyGridSolver):
     def __post_init__(self) -> None:
         _check_common(self)
         _check_choice(self.element, name="element", valid=ELEMENTS)
+        if self.linear_solver in BATCHED_SOLVERS:
+            msg = (f"`linear_solver` must be one of 'gmg', 'amg', 'cg', 'direct' for "
+                   f"DarcyFEMSolver ({', '.join(map(repr, BATCHED_SOLVERS))} solve the FD "
+                   f"5-point systems); got {self.linear_solver!r}.")
+            raise InputError(msg)
 
     def _method(self) -> str:
         return f"FEM {self.element} (scikit-fem); {self.linear_solver} (tol={self.tol:g})"

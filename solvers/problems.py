@@ -43,6 +43,7 @@ from .errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .contract import Solver
+    from .ladder import Rung
 
 __all__ = ["GRIDS", "PROBLEMS", "Problem", "get_problem", "problem_of"]
 
@@ -84,6 +85,14 @@ class Problem:
         residuals are meaningful, a warm start applies, an energy norm exists).
     benchmark_resolution
         Grid of the benchmark datasets; coarser data are strided subsamples of it.
+    physics
+        Solver settings that are physics, not numerics (a ladder's rungs take them from the
+        reference solver): Burgers ``viscosity``, ``final_time``, ``output_times``; Darcy
+        ``forcing``.
+    ladder_settings
+        The problem's solver ladder for the fair verdict, coarse to fine: one
+        ``(solver short name, resolution, ((setting, value), ...), label)`` per rung; see
+        :meth:`ladder` and :mod:`solvers.ladder`.
     """
 
     name: str
@@ -99,6 +108,8 @@ class Problem:
     zero_boundary_output: bool
     linear_system: bool
     benchmark_resolution: int
+    physics: tuple[str, ...] = ()
+    ladder_settings: tuple[tuple[str, int, tuple[tuple[str, object], ...], str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.grid not in GRIDS:
@@ -175,6 +186,30 @@ class Problem:
         """A solver of short name ``name`` with its default settings (None: the default)."""
         return self.solver_class(name)()
 
+    def ladder(self, *, like: object = None) -> list[Rung]:
+        """The problem's solver ladder, coarse to fine (:mod:`solvers.ladder`).
+
+        Each rung is a solver with the settings of :attr:`ladder_settings`, run on inputs
+        strided to its resolution (reachable from the benchmark grid), its answer interpolated
+        to the comparison grid. Empty for a problem without one.
+
+        Parameters
+        ----------
+        like
+            A solver whose physics the rungs take over (the :attr:`physics` fields it has,
+            e.g. the viscosity of the solver that generated a dataset); None: the defaults.
+        """
+        from .ladder import Rung
+
+        physics = {f: getattr(like, f) for f in self.physics if hasattr(like, f)}
+        rungs = []
+        for name, n, settings, label in self.ladder_settings:
+            cls = self.solver_class(name)
+            fields = getattr(cls, "__dataclass_fields__", {})
+            own = {k: v for k, v in physics.items() if k in fields}
+            rungs.append(Rung(solver=cls(**dict(settings), **own), resolution=n, label=label))
+        return rungs
+
     def solver_name(self, solver: object) -> str | None:
         """The short name of ``solver``'s class, or None if it is not one of this problem's."""
         qual = f"{type(solver).__module__.removeprefix('solvers.')}:{type(solver).__name__}"
@@ -196,6 +231,14 @@ _BURGERS = Problem(
     solvers={"spectral": "burgers:BurgersSpectralSolver", "fd": "burgers:BurgersFDSolver"},
     default_solver="spectral", positive_input=False, zero_boundary_output=False,
     linear_system=False, benchmark_resolution=8192,
+    physics=("viscosity", "final_time", "output_times"),
+    # Spectral on coarse grids with large steps: errors 4.8e-2 (16) ... 3.4e-5 (512) against
+    # the n = 8192 solution strided to 512 (the time step barely matters at these dt); the FD
+    # solver is two orders of magnitude dearer at equal error, so it is not on the front.
+    ladder_settings=tuple(
+        ("spectral", n, (("dt", dt),), f"spectral n = {n}, dt = {dt:g}")
+        for n, dt in ((16, 0.1), (32, 0.1), (64, 0.05), (128, 0.05), (256, 0.02), (512, 0.01))
+    ),
 )
 _DARCY = Problem(
     name="darcy",
@@ -203,7 +246,17 @@ _DARCY = Problem(
     input_name="a", output_name="u", dims=("x", "y"), grid="nodes", data_problem="darcy",
     solvers={"fd": "darcy:DarcyFDSolver", "fem": "darcy:DarcyFEMSolver"},
     default_solver="fd", positive_input=True, zero_boundary_output=True, linear_system=True,
-    benchmark_resolution=421,
+    benchmark_resolution=421, physics=("forcing",),
+    # FD on grids reachable from 421 (coefficient strided), banded Cholesky up to 61, then CG
+    # with the fast-Poisson preconditioner to 1e-6 (far below the discretisation error):
+    # errors 3.5e-2 (15) ... 1.1e-3 (211) against the 421 solution (benchmarks/bench_fair.py).
+    ladder_settings=tuple(
+        ("fd", n, (("linear_solver", ls), ("tol", tol), ("batch_size", 64)),
+         f"FD {n} x {n}, {ls}" + (f" tol {tol:g}" if ls != "banded" else ""))
+        for n, ls, tol in ((15, "banded", 1e-10), (22, "banded", 1e-10), (29, "banded", 1e-10),
+                           (43, "banded", 1e-10), (61, "banded", 1e-10), (85, "dst-cg", 1e-6),
+                           (106, "dst-cg", 1e-6), (141, "dst-cg", 1e-6), (211, "dst-cg", 1e-6))
+    ),
 )
 _DARCY_INVERSE = Problem(
     name="darcy-inverse",

@@ -23,8 +23,15 @@ def _check_outputs(out, capsys):
     assert summary["speedup"] == pytest.approx(float(np.median(repeats)))
     assert summary["speedup_min"] == min(repeats)
     assert summary["speedup_max"] == max(repeats)
-    assert (f"speedup median {summary['speedup']:.3g}x (min {min(repeats):.3g}x, max "
-            f"{max(repeats):.3g}x over 5 repeats)") in text
+    assert (f"speedup {summary['speedup']:.3g}x (median of 5 timed repeats; min "
+            f"{min(repeats):.3g}x, max {max(repeats):.3g}x)") in text
+    # one source of truth: the report prints the speed-up and the verdict the console printed
+    report = (out / "report" / "summary.md").read_text()
+    assert f"| speedup (reference / candidate) | {summary['speedup']:.3g}x |" in report
+    assert "median of 5 timed repeats" in report
+    assert summary["verdict"]
+    assert f"fair verdict: {summary['verdict']}" in text
+    assert report.split("\n")[2] == summary["verdict"]
     # the spectral solver meets the documented 1e-8 against Cole-Hopf on GRF data
     assert summary["burgers_spectral_vs_exact"] < 1e-8
     # FD and FEM agree to the O(h) interface error (~3e-2 at n = 29, ~1e-2 at 85)

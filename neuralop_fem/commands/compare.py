@@ -5,6 +5,9 @@ classical solver that produced the training data (rebuilt from the run's provena
 the one named by ``--solver``. Both solve the selected samples of ``--data`` (the inputs are
 strided to the model grid when the file is finer); the report (netCDF, markdown, PNGs) goes
 to ``--out``. For Darcy the solver is also warm-started from the surrogate's predictions.
+Forward runs get the fair verdict: the problem's ladder of cheaper solver settings solves the
+same samples, and the surrogate is placed on its accuracy-cost front (speed-up at equal
+accuracy, accuracy at equal cost); ``--no-ladder`` skips it.
 """
 
 from __future__ import annotations
@@ -61,6 +64,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--snap-warm-start", dest="snap_warm_start", action="store_true",
                    help="inverse runs: warm-start the inversion from the surrogate's coefficient "
                         "snapped to the two phase values the dataset records")
+    p.add_argument("--no-ladder", dest="ladder", action="store_false",
+                   help="forward runs: skip the fair verdict (the surrogate placed on the "
+                        "accuracy-cost front of the problem's solver ladder, against the "
+                        "dataset's stored solutions); only the reference solver is compared")
     p.add_argument("--device", type=device, default=None,
                    help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")
 
@@ -89,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
             args.run_dir, data=args.data, out=args.out, indices=args.indices, solver=args.solver,
             linear_solver=args.linear_solver, max_samples=args.max_samples,
             warm_start=args.warm_start, snap_warm_start=args.snap_warm_start, device=args.device,
+            ladder=args.ladder,
         )
     logging.getLogger("neuralop_fem").info("report written to %s", args.out)
     print(result["text"], end="")

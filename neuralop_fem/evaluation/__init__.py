@@ -6,6 +6,8 @@
   reachable resolution;
 - :mod:`.run_comparison`: :func:`compare_run`, a training run against the classical solver
   on a dataset file, with a report;
+- :mod:`.fair`: the fair verdict, :func:`measure_ladder` (a solver ladder on the same samples),
+  :func:`pareto_front` and :func:`place` (speed-up at equal accuracy, accuracy at equal cost);
 - :mod:`.report`: the report (netCDF, markdown, plots).
 
 Every number comes from :mod:`neuralop_fem.metrics`.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from ..metrics import summarize
 from .comparison import METRICS, STATISTICS, compare, repeated_timings
+from .fair import measure_ladder, pareto_front, place
 from .report import summary_markdown, write_report
 from .run_comparison import compare_run, reference_solver
 from .run_evaluation import evaluate_run, parse_indices
@@ -25,6 +28,9 @@ __all__ = [
     "compare",
     "compare_run",
     "evaluate_run",
+    "measure_ladder",
+    "pareto_front",
+    "place",
     "parse_indices",
     "reference_solver",
     "repeated_timings",

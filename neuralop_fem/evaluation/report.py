@@ -27,7 +27,7 @@ from ..metrics import worse_than_zero_note
 from . import plots
 from .comparison import METRICS
 
-__all__ = ["summary_markdown", "write_report"]
+__all__ = ["summary_markdown", "usability", "write_report"]
 
 _LABELS = {"rel_l2": "relative L2", "rel_h1": "relative H1 seminorm", "max_abs": "max abs error",
            "rel_energy": "relative energy norm"}
@@ -37,27 +37,92 @@ def _fmt(v: float) -> str:
     return "n/a" if not np.isfinite(v) else f"{v:.3e}"
 
 
+def usability(mean_rel_l2: float) -> str:
+    """One plain sentence judging a mean relative L2 error (forward problems)."""
+    if not np.isfinite(mean_rel_l2):
+        return "Verdict on accuracy: no finite error was measured."
+    if mean_rel_l2 >= 0.5:
+        return (f"Verdict on accuracy: unusable as a solver (mean relative L2 {mean_rel_l2:.2g}: "
+                "the error is comparable to the solution itself).")
+    if mean_rel_l2 >= 0.1:
+        return (f"Verdict on accuracy: poor (mean relative L2 {mean_rel_l2:.2g}); qualitative "
+                "trends at best.")
+    if mean_rel_l2 >= 0.01:
+        return (f"Verdict on accuracy: {100 * mean_rel_l2:.2g} % mean relative L2 error; compare "
+                "with the solver ladder below before using it in place of the solver.")
+    return (f"Verdict on accuracy: {100 * mean_rel_l2:.2g} % mean relative L2 error; see the "
+            "solver ladder below for what a cheaper solver setting reaches.")
+
+
+def _ladder_lines(ds: xr.Dataset) -> list[str]:
+    """The fair verdict (from the dataset's ``fair_*`` attributes) and the ladder table."""
+    a = ds.attrs
+    lines = ["", "## The fair verdict: surrogate on the solver's accuracy-cost front", "",
+             f"Errors against the dataset's stored solutions (truth) on the model grid; the "
+             f"surrogate's own error there is {_fmt(a['fair_error'])} (mean). Times per sample "
+             f"{a.get('fair_where', '')}: each rung's answer brought to the comparison grid "
+             "(spectral interpolation on periodic grids, bilinear on node grids), its cost "
+             "included.", "",
+             "| rung | on front | rel. L2 (mean) | p10-p90 | ms per sample, batch | "
+             "ms, one per call |", "|---|---|---|---|---|---|"]
+    err = ds["ladder_rel_l2"].values
+    t = ds["ladder_time"].values
+    t1 = ds["ladder_time_batch1"].values if "ladder_time_batch1" in ds else None
+    for i, label in enumerate(ds["rung"].values):
+        one = f"{1e3 * t1[i].mean():.3g}" if t1 is not None else "n/a"
+        lines.append(f"| {label} | {'yes' if ds['on_front'].values[i] else ''} | "
+                     f"{err[i].mean():.2e} | {np.percentile(err[i], 10):.1e}-"
+                     f"{np.percentile(err[i], 90):.1e} | {1e3 * t[i].mean():.3g} | {one} |")
+    tr = ds["truth_rel_l2"].values
+    lines.append(f"| **surrogate** | | {tr.mean():.2e} | {np.percentile(tr, 10):.1e}-"
+                 f"{np.percentile(tr, 90):.1e} | {1e3 * a['fair_surrogate_time']:.3g} | "
+                 f"{1e3 * a.get('fair_batch1_surrogate_time', np.nan):.3g} |")
+    if a.get("fair_skipped_rungs"):
+        lines += ["", f"Not run (a rung both more accurate and slower than the surrogate already "
+                      f"decides both placements): {a['fair_skipped_rungs']}."]
+    cost = a.get("fair_equal_cost_rung") or ""
+    lines += ["", ("At equal cost: " + (f"the best rung within the surrogate's time is {cost} "
+                                         f"(rel. L2 {_fmt(a['fair_equal_cost_error'])})."
+                                         if cost else "every rung takes longer than the "
+                                         "surrogate."))]
+    if "verdict_batch1" in a:
+        lines += ["", a["verdict_batch1"]]
+    if "verdict_all_cores" in a:
+        lines += ["", a["verdict_all_cores"]]
+    return lines
+
+
 def summary_markdown(ds: xr.Dataset, *, title: str = "Surrogate vs solver",
                      notes: str = "") -> str:
-    """The markdown summary of a comparison dataset."""
+    """The markdown summary of a comparison dataset.
+
+    Every number it prints is read from ``ds`` (its attributes and variables), the same
+    source as the plot titles and the command line's messages.
+    """
     a = ds.attrs
-    lines = [f"# {title}", "",
-             f"Problem: **{a.get('problem')}**, {a.get('n_samples')} samples. "
-             f"Reference: `{a.get('reference')}`; candidate: `{a.get('candidate')}`.", "",
-             "| metric | mean | median | p95 |", "|---|---|---|---|"]
+    lines = [f"# {title}", ""]
+    if "verdict" in a:
+        lines += [a["verdict"], ""]
+    lines += [usability(float(a.get("rel_l2_mean", np.nan))), "",
+              f"Problem: **{a.get('problem')}**, {a.get('n_samples')} samples. "
+              f"Reference: `{a.get('reference')}`; candidate: `{a.get('candidate')}`.", "",
+              "| metric (against the reference solver) | mean | median | p95 |",
+              "|---|---|---|---|"]
     for m in METRICS:
         if np.isfinite(a.get(f"{m}_mean", np.nan)):
             lines.append(f"| {_LABELS[m]} | {_fmt(a[f'{m}_mean'])} | {_fmt(a[f'{m}_median'])} | "
                          f"{_fmt(a[f'{m}_p95'])} |")
-    ref_t = float(ds["reference_time"].mean())
-    cand_t = float(ds["candidate_time"].mean())
-    lines += ["", "| speed | seconds per sample |", "|---|---|",
+    ref_t = float(a.get("reference_time_median", ds["reference_time"].mean()))
+    cand_t = float(a.get("candidate_time_median", ds["candidate_time"].mean()))
+    basis = a.get("speedup_basis", "one timing of all samples")
+    lines += ["", f"| speed ({basis}) | seconds per sample |", "|---|---|",
               f"| reference | {_fmt(ref_t)} |", f"| candidate | {_fmt(cand_t)} |",
               f"| speedup (reference / candidate) | {a.get('speedup', float('nan')):.3g}x |"]
     if "warm_iterations" in ds:
         zi, wi = ds["reference_iterations"].values, ds["warm_iterations"].values
         zt, wt = ds["reference_time"].values, ds["warm_time"].values
-        lines += ["", "Warm start of the reference solver from the candidate's prediction:", "",
+        lines += ["", "Warm start of the reference solver from the candidate's prediction "
+                  "(a negative saving means slower than starting from zero):", "",
                   "| | from zero | warm start | saving |", "|---|---|---|---|",
                   f"| iterations (mean) | {zi.mean():.1f} | {wi.mean():.1f} | "
                   f"{1 - wi.sum() / max(zi.sum(), 1):.1%} |",
@@ -66,6 +131,8 @@ def summary_markdown(ds: xr.Dataset, *, title: str = "Surrogate vs solver",
                   f"| solve + inference time (s, mean) | {zt.mean():.3e} | "
                   f"{(wt + ds['candidate_time'].values).mean():.3e} | "
                   f"{1 - (wt + ds['candidate_time'].values).sum() / zt.sum():.1%} |"]
+    if "ladder_rel_l2" in ds:
+        lines += _ladder_lines(ds)
     worst = ds["rel_l2"].fillna(-1).argsort().values[::-1][:5]
     lines += ["", "Worst samples (relative L2): " + ", ".join(
         f"{int(ds['sample'].values[i])} ({_fmt(float(ds['rel_l2'].values[i]))})" for i in worst)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,7 +81,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                 solver: str = "auto", linear_solver: str | None = None,
                 max_samples: int | None = 64, warm_start: bool = True,
                 snap_warm_start: bool = False,
-                device: str | torch.device | None = None) -> dict[str, Any]:
+                device: str | torch.device | None = None, ladder: object = True,
+                timing_repeats: int = 1, workers: int | None = None) -> dict[str, Any]:
     """Load the run, select samples of ``data``, compare, and write the report into ``out``.
 
     The dataset's inputs are strided to the model grid when the file is finer (as in
@@ -90,6 +92,18 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     reference is the classical inversion, also warm-started from the surrogate; with
     ``snap_warm_start`` from the surrogate's coefficient snapped to the two phase values the
     dataset records (``contrast_low`` / ``contrast_high`` of ``generate``).
+
+    Forward runs also get the fair verdict (:mod:`~neuralop_fem.evaluation.fair`): with
+    ``ladder=True`` (default) the problem's own ladder (:meth:`solvers.problems.Problem.ladder`,
+    with the reference solver's physics; rungs not reachable from the file's grid are left out),
+    a list of solvers or :class:`solvers.ladder.Rung` s for a user's ladder, ``False`` for none.
+    The rungs solve the file's inputs strided to their grids, the surrogate the model-grid
+    inputs; both are measured against the file's stored solutions on the model grid and timed
+    per sample at the full batch and one sample per call, on one thread, and on all cores
+    (``workers`` solver processes, default ``os.cpu_count()``; 1: skip; the surrogate with
+    as many torch threads). ``timing_repeats > 1``
+    times both sides that many more times and reports the median speed-up (the number every
+    part of the report then prints).
 
     Returns
     -------
@@ -105,6 +119,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
         raise InputError(msg)
     sur = Surrogate.load(run_dir, device=device)
     problem = get_problem(sur.problem)
+    if problem.inverse and ladder not in (True, False):
+        msg = (f"`ladder` applies to forward problems (the inverse problem has no solver ladder "
+               f"yet); got a ladder for a {sur.problem} run ({os.fspath(run_dir)}).")
+        raise InputError(msg)
     if snap_warm_start and not problem.inverse:
         msg = (f"`snap_warm_start` (--snap-warm-start) applies to inverse runs only; got a "
                f"{sur.problem} run ({os.fspath(run_dir)}).")
@@ -132,6 +150,11 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
             inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
         warm = warm_start and problem.linear_system
         result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
+        if timing_repeats > 1:
+            _repeat_timings(result, reference, sur, inputs, timing_repeats)
+        if ladder is not False:
+            _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder,
+                  workers=(os.cpu_count() or 1) if workers is None else int(workers))
     result.attrs.update(run_dir=os.fspath(Path(run_dir).resolve()), data=os.fspath(data),
                         model_resolution=sur.resolution, file_resolution=n_file,
                         validation_error=sur.validation_error, test_error=sur.test_error)
@@ -144,6 +167,72 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     report = write_report(result, out, title=title, notes=notes)
     report["dataset"] = result
     return report
+
+
+def _repeat_timings(result: xr.Dataset, reference: Solver, sur: Surrogate, inputs: Any,
+                    repeats: int) -> None:
+    """Median speed-up over ``repeats`` timings of both sides, stored as the ``speedup``."""
+    from .comparison import repeated_timings
+
+    speed = repeated_timings(reference, sur, inputs, repeats=int(repeats))
+    result.attrs.update(speedup=speed.attrs["speedup_median"],
+                        speedup_min=speed.attrs["speedup_min"],
+                        speedup_max=speed.attrs["speedup_max"],
+                        speedup_basis=f"median of {int(repeats)} timed repeats",
+                        speedup_repeats=[float(v) for v in speed["speedup"].values],
+                        reference_time_median=float(speed["reference_time"].median()),
+                        candidate_time_median=float(speed["candidate_time"].median()))
+
+
+def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[str, slice],
+          problem: Any, reference: Solver, sur: Surrogate, inputs: Any, ladder: object, *,
+          workers: int) -> None:
+    """The ladder, its front and the surrogate's place on it, added to ``result``."""
+    from solvers.ladder import check_ladder
+
+    from ..data.io import reading
+    from ..metrics import relative_l2
+    from .fair import add_verdict, measure_ladder, time_surrogate, where_label
+
+    n_file = int(ds.sizes["x"])
+    if ladder is True:
+        rungs = [r for r in problem.ladder(like=reference)
+                 if r.resolution in problem.reachable(n_file)]
+        if not rungs:
+            return
+    else:
+        rungs = check_ladder(ladder, problem)
+    with reading(ds, problem.output_name, f"samples {idx[0]}..{idx[-1]}"):
+        truth = np.asarray(ds[problem.output_name].isel(sample=idx).isel(sel).values, float)
+        fine = np.asarray(ds[problem.input_name].isel(sample=idx).values, float)
+    values = np.asarray(inputs.values, float)
+    timing = time_surrogate(sur, values, threads=1)
+    workers = min(workers, len(idx))
+    if workers > 1 and _unguarded_script() is not None:
+        import logging
+
+        logging.getLogger("neuralop_fem").warning(
+            "the all-cores verdict needs worker processes, which import the calling script "
+            "again; the call at line %s of %s is not under `if __name__ == \"__main__\":`, so "
+            "only the one-thread verdict is measured (pass workers=1 to silence this).",
+            _unguarded_script(), getattr(sys.modules.get("__main__"), "__file__", "?"))
+        workers = 1
+    if workers > 1:
+        every = time_surrogate(sur, values, threads=workers, batch_one=False)
+        timing.update(time_all_cores=every["time"], where_all_cores=where_label(
+            sur.device, threads=every["threads"], workers=workers))
+    errors = relative_l2(np.asarray(result["candidate"].values), truth)
+    ladder_result = measure_ladder(rungs, fine, truth, problem=problem, workers=workers,
+                                   bracket=(float(errors.mean()), timing["time"]))
+    add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1))
+
+
+def _unguarded_script() -> int | None:
+    """The line of an unguarded top-level call in the running script (None: safe to spawn)."""
+    from ..data.generation.executors import _unguarded_call_line
+
+    main = sys.modules.get("__main__")
+    return _unguarded_call_line(main) if main is not None else None
 
 
 def _inverse_observations(sur: Surrogate, ds: xr.Dataset,

@@ -78,7 +78,8 @@ def test_forcing_override_wrong_shape():
 
 
 def test_unknown_linear_solver_lists_valid_names():
-    match = r"`linear_solver` must be one of 'gmg', 'amg', 'cg', 'direct'; got 'lu'"
+    match = (r"`linear_solver` must be one of 'gmg', 'amg', 'cg', 'direct', 'banded', 'dst-cg'; "
+             r"got 'lu'")
     with pytest.raises(InputError, match=match):
         DarcyFDSolver(linear_solver="lu")
 

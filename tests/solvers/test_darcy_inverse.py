@@ -295,7 +295,8 @@ def test_objective_wants_one_sample():
         ({"bounds": (1.0, float("inf"))}, r"`bounds` must be None or .*both finite"),
         ({"bounds": (3.0,)}, r"`bounds` must be None or \(lower, upper\)"),
         ({"linear_solver": "lu"},
-         r"`linear_solver` must be one of 'gmg', 'amg', 'cg', 'direct'; got 'lu'"),
+         r"`linear_solver` must be one of 'gmg', 'amg', 'cg', 'direct', 'banded', 'dst-cg'; "
+         r"got 'lu'"),
         ({"averaging": "geometric"},
          r"`averaging` must be one of 'harmonic', 'arithmetic'; got 'geometric'"),
         ({"tol": 0.0}, r"`tol` must be a finite number > 0; got 0.0"),

@@ -1,0 +1,355 @@
+"""The fair verdict: a surrogate placed on the accuracy-cost front of a solver ladder.
+
+McGreivy & Hakim (Nature Machine Intelligence, 2024) found that most claimed speed-ups of
+machine-learned PDE solvers broke one of two rules: compare **at equal accuracy or equal
+cost**, and against an **efficient** numerical method. This module applies both:
+
+1. every rung of a ladder (:mod:`solvers.ladder`: cheaper solver settings, each answer
+   interpolated to the comparison grid, its cost included) solves the same samples as the
+   surrogate; the mean relative L2 error against the same truth and the time per sample give
+   one point per rung;
+2. :func:`pareto_front` keeps the rungs that no other rung beats in both error and time
+   (time increasing, error strictly decreasing along the front);
+3. :func:`place` puts the surrogate on it. *Equal accuracy*: the solver time at the
+   surrogate's error, log-log interpolated between the two front rungs around it; the
+   speed-up is that time over the surrogate's. A surrogate more accurate than every rung gets
+   no number (no extrapolation); a surrogate less accurate than the cheapest rung gets a
+   bound (the solver needs at most the cheapest rung's time). *Equal cost*: the most accurate
+   front rung that takes no longer than the surrogate.
+
+The spread over samples comes from placing each sample's error on its own rung errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from solvers.ladder import Rung, check_ladder, pool_times, run_rung
+from solvers.problems import Problem
+
+from ..errors import InputError
+from ..metrics import relative_l2
+
+__all__ = ["add_verdict", "measure_ladder", "pareto_front", "place", "time_surrogate",
+           "verdict_sentence", "where_label"]
+
+Array = NDArray[np.float64]
+
+#: Samples timed one per call (the per-call cost barely depends on the sample).
+_BATCH1_SAMPLES = 4
+
+
+def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, problem: Problem,
+                   batch_one: bool = True, workers: int = 1,
+                   bracket: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Errors and times of every rung on the same samples.
+
+    Parameters
+    ----------
+    rungs
+        The ladder (:func:`solvers.ladder.check_ladder` turns a list of solvers into one).
+    fine_inputs : (n_samples, N[, N]) array
+        Inputs on the finest grid available (each rung strides them to its grid).
+    truth : (n_samples, n[, n]) array
+        The answers errors are measured against, on the comparison grid.
+    problem
+        The forward problem.
+    batch_one
+        Also time each rung one sample per call (batch size 1), on the first
+        ``_BATCH1_SAMPLES`` (4) samples; their mean time stands for every sample.
+    workers
+        With ``workers > 1`` also time each rung with the samples spread over that many
+        processes (:func:`solvers.ladder.pool_times`: the throughput of all cores).
+    bracket
+        ``(error, seconds)`` of the surrogate: climb the ladder only until a rung is both more
+        accurate and slower than that (both placements are then decided; finer rungs would
+        only cost time). None: every rung.
+
+    Returns
+    -------
+    dict with ``labels`` (list, the rungs measured), ``skipped`` (labels of the rungs above
+    the bracket, not run), ``rel_l2`` (rung, sample), ``time`` (rung, sample) seconds at
+    the largest batch on one thread, ``time_batch1`` (rung, sample) or None,
+    ``time_all_cores`` (rung, sample; each sample the pool's time per sample) or None and
+    ``workers``.
+
+    Raises
+    ------
+    InputError
+        A bad ladder (see :func:`~solvers.ladder.check_ladder`) or a rung that fails (the
+        message names the rung and the error).
+    """
+    rungs = check_ladder(rungs, problem)
+    n_out = truth.shape[-1]
+    n_r, n_s = len(rungs), len(truth)
+    errors, times = np.empty((n_r, n_s)), np.empty((n_r, n_s))
+    times1 = np.empty((n_r, n_s)) if batch_one else None
+    for i, rung in enumerate(rungs):
+        try:
+            answers, seconds = run_rung(rung, fine_inputs, n_out, problem=problem)
+            if times1 is not None:  # per-call cost hardly varies: time a few samples only
+                _, some = run_rung(rung, fine_inputs[:_BATCH1_SAMPLES], n_out, problem=problem,
+                                   batch=1)
+                times1[i] = some.mean()
+        except Exception as exc:  # a failing rung is named, whatever it raised
+            msg = f"`ladder` rung {i} ({rung.label}) failed: {type(exc).__name__}: {exc}"
+            raise InputError(msg) from exc
+        if answers.shape != truth.shape or not np.isfinite(answers).all():
+            msg = (f"`ladder` rung {i} ({rung.label}) returned "
+                   f"{'non-finite values' if answers.shape == truth.shape else answers.shape}; "
+                   f"expected finite answers of shape {truth.shape}.")
+            raise InputError(msg)
+        errors[i] = relative_l2(answers, truth)
+        times[i] = seconds
+        if bracket is not None and errors[i].mean() < bracket[0] and seconds.mean() > bracket[1]:
+            break
+    measured = i + 1
+    skipped = [r.label for r in rungs[measured:]]
+    rungs, errors, times = rungs[:measured], errors[:measured], times[:measured]
+    times1 = None if times1 is None else times1[:measured]
+    pooled = None
+    if workers > 1:
+        per = pool_times(rungs, fine_inputs, n_out, problem=problem, workers=workers)
+        pooled = np.repeat(per[:, None], n_s, axis=1)
+    return {"labels": [r.label for r in rungs], "skipped": skipped, "rel_l2": errors,
+            "time": times,
+            "time_batch1": times1, "time_all_cores": pooled, "workers": int(workers)}
+
+
+def pareto_front(errors: Array, times: Array) -> NDArray[np.int64]:
+    """Indices of the rungs on the accuracy-cost front, cheapest first.
+
+    A rung is on the front when no other rung is at least as fast and strictly more accurate
+    (or strictly faster and at least as accurate). Along the returned order the time
+    increases and the error strictly decreases.
+
+    >>> pareto_front(np.array([1e-2, 5e-3, 6e-3, 1e-3]), np.array([1.0, 2.0, 3.0, 4.0]))
+    array([0, 1, 3])
+    """
+    errors, times = np.asarray(errors, float), np.asarray(times, float)
+    order = np.lexsort((errors, times))  # by time, ties by error
+    front: list[int] = []
+    best = np.inf
+    for i in order:
+        if errors[i] < best:
+            front.append(int(i))
+            best = errors[i]
+    return np.asarray(front, dtype=np.int64)
+
+
+def _time_at_error(err: float, front_err: Array, front_time: Array) -> tuple[float, str]:
+    """Solver time at error ``err`` along a front (errors decreasing), and how it was found."""
+    if err < front_err[-1]:
+        return np.nan, "more accurate than every rung"
+    j = int(np.searchsorted(-front_err, -err, side="left"))  # front_err[j] <= err < [j-1]
+    if front_err[j] == err:
+        return float(front_time[j]), "a rung"
+    if err > front_err[0]:
+        return float(front_time[0]), "at most the cheapest rung"
+    le = np.log([front_err[j - 1], front_err[j]])
+    lt = np.log([front_time[j - 1], front_time[j]])
+    w = (np.log(err) - le[0]) / (le[1] - le[0])
+    return float(np.exp(lt[0] + w * (lt[1] - lt[0]))), "interpolated"
+
+
+def place(ladder: dict[str, Any], sur_errors: Array, sur_time: float, *,
+          time_key: str = "time") -> dict[str, Any]:
+    """Place a surrogate on the ladder's front.
+
+    Parameters
+    ----------
+    ladder
+        From :func:`measure_ladder`.
+    sur_errors : (n_samples,) array
+        The surrogate's relative L2 errors against the same truth.
+    sur_time
+        The surrogate's time per sample (seconds, same batch setting as ``time_key``).
+    time_key
+        ``"time"`` (large batch) or ``"time_batch1"``.
+
+    Returns
+    -------
+    dict: ``front`` (rung indices), ``error`` (surrogate mean), ``status`` (``"interpolated"``,
+    ``"a rung"``, ``"at most the cheapest rung"`` or ``"more accurate than every rung"``),
+    ``solver_time`` at equal accuracy (NaN when more accurate than every rung), ``speedup``
+    (solver time / surrogate time; for ``"at most the cheapest rung"`` an upper bound),
+    ``speedup_p10``/``_median``/``_p90`` over samples, ``bracket`` (labels of the rungs used),
+    ``equal_cost_rung`` (label or None) and ``equal_cost_error``.
+    """
+    if ladder.get(time_key) is None:
+        msg = f"`time_key` {time_key!r} was not measured for this ladder."
+        raise InputError(msg)
+    times = np.asarray(ladder[time_key])
+    if not np.isfinite(sur_time) or sur_time <= 0:
+        msg = f"`sur_time` must be a positive time per sample; got {sur_time!r}."
+        raise InputError(msg)
+    errs = np.asarray(ladder["rel_l2"])
+    if np.shape(sur_errors) != errs.shape[1:]:
+        msg = (f"`sur_errors` must hold one error per sample of the ladder ({errs.shape[1]}); "
+               f"got shape {np.shape(sur_errors)}.")
+        raise InputError(msg)
+    mean_err, mean_time = errs.mean(axis=1), times.mean(axis=1)
+    front = pareto_front(mean_err, mean_time)
+    fe, ft = mean_err[front], mean_time[front]
+    err = float(np.mean(sur_errors))
+    solver_time, status = _time_at_error(err, fe, ft)
+    labels = ladder["labels"]
+    j = int(np.searchsorted(-fe, -err, side="left"))
+    j = min(j, len(front) - 1)
+    if status == "interpolated":
+        bracket = [labels[front[j - 1]], labels[front[j]]]
+    elif status == "a rung":
+        bracket = [labels[front[j]]]
+    elif status == "at most the cheapest rung":
+        bracket = [labels[front[0]]]
+    else:
+        bracket = []
+    per_sample = []
+    for s, e in enumerate(np.asarray(sur_errors, float)):
+        se = np.minimum.accumulate(errs[front, s])  # this sample's errors along the front
+        t, st = _time_at_error(float(e), np.maximum(se, 1e-300), times[front, s])
+        if st != "more accurate than every rung":
+            per_sample.append(t / sur_time)
+    ps = np.asarray(per_sample)
+    within = front[ft <= sur_time]
+    best = int(within[-1]) if within.size else None
+    return {
+        "front": front, "error": err, "status": status, "solver_time": solver_time,
+        "surrogate_time": float(sur_time),
+        "speedup": solver_time / sur_time if np.isfinite(solver_time) else np.nan,
+        "speedup_p10": float(np.percentile(ps, 10)) if ps.size else np.nan,
+        "speedup_median": float(np.median(ps)) if ps.size else np.nan,
+        "speedup_p90": float(np.percentile(ps, 90)) if ps.size else np.nan,
+        "samples_placed": int(ps.size), "bracket": bracket,
+        "equal_cost_rung": None if best is None else labels[best],
+        "equal_cost_error": np.nan if best is None else float(mean_err[best]),
+    }
+
+
+def verdict_sentence(placed: dict[str, Any], *, where: str) -> str:
+    """The report's opening sentence, e.g. "At equal accuracy (9.1e-04) the solver (spectral
+    n = 128, dt = 0.05) takes 2.9 ms per sample: the surrogate is 0.30x as fast on this CPU
+    (1 thread)." ``where`` names the hardware and threads."""
+    err, status = placed["error"], placed["status"]
+    if status == "more accurate than every rung":
+        return (f"The surrogate (rel. L2 {err:.2g}) is more accurate than every rung of the "
+                f"solver ladder, so there is no solver setting of equal accuracy to compare "
+                f"its speed with ({where}); add finer rungs for a speed-up.")
+    ms = 1e3 * placed["solver_time"]
+    speed = placed["speedup"]
+    spread = (f" (samples: {placed['speedup_p10']:.2g}-{placed['speedup_p90']:.2g}x, 10-90 %)"
+              if np.isfinite(placed["speedup_p10"]) and status != "at most the cheapest rung"
+              else "")
+    how = {"interpolated": f"between {' and '.join(placed['bracket'])}",
+           "a rung": placed["bracket"][0] if placed["bracket"] else "",
+           "at most the cheapest rung": f"{placed['bracket'][0]}, the cheapest rung, is "
+                                        "already more accurate"}[status]
+    bound = "at most " if status == "at most the cheapest rung" else ""
+    fast = f"{speed:.2g}x as fast" if speed < 1 else f"{speed:.2g}x faster"
+    return (f"At equal accuracy ({err:.2g}) the solver ({how}) takes {bound}{ms:.3g} ms per "
+            f"sample: the surrogate is {bound}{fast}{spread} {where}.")
+
+
+def time_surrogate(surrogate: Any, inputs: Any, *, threads: int | None,
+                   batch_one: bool = True) -> dict[str, Any]:
+    """Time a surrogate per sample at the full batch and (optionally) one sample per call.
+
+    ``solve`` is timed as a user calls it: normalisation, transfers to and from the device and
+    the conversion back to numpy included. ``threads``: torch intra-op threads during the
+    timing (None: leave them). Returns ``{"time": s, "time_batch1": s or None,
+    "threads": n}``.
+    """
+    import time
+
+    import torch
+
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(int(threads))
+    try:
+        surrogate.solve(inputs[:1])  # warm-up: first-call set-up is not per-sample cost
+        t0 = time.perf_counter()
+        surrogate.solve(inputs)
+        full = (time.perf_counter() - t0) / len(inputs)
+        one = None
+        if batch_one:  # the first few samples, as for the rungs
+            k = min(len(inputs), _BATCH1_SAMPLES)
+            t0 = time.perf_counter()
+            for i in range(k):
+                surrogate.solve(inputs[i:i + 1])
+            one = (time.perf_counter() - t0) / k
+        used = torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+    return {"time": full, "time_batch1": one, "threads": used}
+
+
+def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: dict[str, Any],
+                *, where: str) -> None:
+    """Store the ladder, the front and the verdict in a comparison dataset (in place).
+
+    Variables on ``(rung, sample)``: ``ladder_rel_l2``, ``ladder_time`` and, when measured,
+    ``ladder_time_batch1``; ``truth_rel_l2`` (the surrogate's error against the same truth) on
+    ``sample``; ``on_front`` on ``rung``. Attributes ``fair_*`` (numbers of the placement at
+    the large batch, and ``fair_batch1_*`` at batch 1) and ``verdict`` (the sentence of
+    :func:`verdict_sentence`): the one source of every verdict number a report prints.
+    """
+    ds.coords["rung"] = list(ladder["labels"])
+    ds["ladder_rel_l2"] = (("rung", "sample"), ladder["rel_l2"])
+    ds["ladder_time"] = (("rung", "sample"), ladder["time"])
+    if ladder.get("time_batch1") is not None:
+        ds["ladder_time_batch1"] = (("rung", "sample"), ladder["time_batch1"])
+    ds["truth_rel_l2"] = ("sample", np.asarray(sur_errors, float))
+    placed = place(ladder, sur_errors, sur_timing["time"])
+    on_front = np.zeros(len(ladder["labels"]), dtype=np.int8)
+    on_front[placed["front"]] = 1
+    ds["on_front"] = ("rung", on_front)
+    for key, value in placed.items():
+        if key == "front":
+            continue
+        ds.attrs[f"fair_{key}"] = (" | ".join(value) if isinstance(value, list)
+                                   else "" if value is None else value)
+    ds.attrs["fair_where"] = where
+    ds.attrs["fair_skipped_rungs"] = " | ".join(ladder.get("skipped", []))
+    ds.attrs["verdict"] = verdict_sentence(placed, where=where)
+    if ladder.get("time_batch1") is not None and sur_timing.get("time_batch1"):
+        one = place(ladder, sur_errors, sur_timing["time_batch1"], time_key="time_batch1")
+        for key in ("solver_time", "surrogate_time", "speedup", "status"):
+            ds.attrs[f"fair_batch1_{key}"] = one[key]
+        ds.attrs["verdict_batch1"] = verdict_sentence(one, where=where + ", one sample per call")
+    if ladder.get("time_all_cores") is not None and sur_timing.get("time_all_cores"):
+        ds["ladder_time_all_cores"] = ("rung", ladder["time_all_cores"][:, 0])
+        every = place(ladder, sur_errors, sur_timing["time_all_cores"], time_key="time_all_cores")
+        for key in ("solver_time", "surrogate_time", "speedup", "status"):
+            ds.attrs[f"fair_all_cores_{key}"] = every[key]
+        ds.attrs["fair_all_cores_where"] = sur_timing["where_all_cores"]
+        ds.attrs["verdict_all_cores"] = verdict_sentence(every,
+                                                         where=sur_timing["where_all_cores"])
+
+
+def where_label(device: object, *, threads: int, workers: int = 1) -> str:
+    """"on this CPU (AMD EPYC, 1 thread)" or "with the surrogate on cuda (...)": the
+    hardware words of a verdict (``workers``: solver processes, when more than one)."""
+    import platform
+    from pathlib import Path
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    plural = "" if threads == 1 else "s"
+    dev = str(device)
+    solver = (f"{cpu}, solver in {workers} processes" if workers > 1
+              else f"{cpu}, {threads} thread{plural}")
+    if dev.startswith("cuda"):
+        return f"with the surrogate on {dev} and the solver on this CPU ({solver})"
+    if workers > 1:
+        return f"on all cores of this CPU ({solver}, surrogate {threads} thread{plural})"
+    return f"on this CPU ({solver})"

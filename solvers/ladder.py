@@ -1,0 +1,258 @@
+"""Solver ladders: cheaper settings of the bundled solvers, for the fair verdict (public).
+
+A surrogate's speed-up means something only at equal accuracy or equal cost, against an
+efficient solver (McGreivy & Hakim, Nature Machine Intelligence 2024). A *ladder* is a list of
+:class:`Rung` s, each a solver and the grid it runs on, from coarse and cheap to fine. A rung
+solves the inputs strided to its grid (the benchmark's subsampling convention: sample ``k``
+of a coarse dataset is the fine sample at every ``stride``-th point) and its answer is brought
+to the comparison grid by a stated interpolation, whose cost is part of the rung's time:
+
+* periodic grids (Burgers): Fourier interpolation (zero-padding or truncating the spectrum;
+  exact for band-limited fields);
+* node grids (Darcy): bilinear interpolation (tensor-product linear; second order).
+
+Each problem owns its ladder (:meth:`solvers.problems.Problem.ladder`)::
+
+    >>> from solvers.problems import get_problem
+    >>> [r.label for r in get_problem("burgers").ladder()][:2]
+    ['spectral n = 16, dt = 0.1', 'spectral n = 32, dt = 0.1']
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .problems import Problem
+
+__all__ = ["Rung", "check_ladder", "interpolate", "pool_times", "run_rung"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rung:
+    """One solver setting of a ladder.
+
+    Parameters
+    ----------
+    solver
+        Any object following the solver contract (``solve``; ideally ``solve_with_report``).
+    resolution
+        Points per dimension of the grid the solver runs on (the inputs are strided to it
+        from the finest grid available); None: the comparison grid itself.
+    label
+        Short human-readable name, e.g. ``"FD 43 x 43, banded"``; default: the class name and
+        resolution.
+    """
+
+    solver: object
+    resolution: int | None = None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not callable(getattr(self.solver, "solve", None)):
+            msg = (f"`solver` of a Rung must follow the solver contract (a `solve` method); got "
+                   f"{type(self.solver).__name__}.")
+            raise InputError(msg)
+        res = self.resolution
+        if res is not None and (isinstance(res, bool) or not isinstance(res, int | np.integer)
+                                or res < 2):
+            msg = f"`resolution` must be None or an integer >= 2; got {res!r}."
+            raise InputError(msg)
+        if res is not None:
+            object.__setattr__(self, "resolution", int(res))
+        if not self.label:
+            where = "" if res is None else f" at {res}"
+            object.__setattr__(self, "label", f"{type(self.solver).__name__}{where}")
+
+
+def _linear_matrix(n_from: int, n_to: int) -> NDArray[np.float64]:
+    """(n_to, n_from) linear interpolation between node grids ``x_i = i/(n-1)``."""
+    xf, xt = np.linspace(0.0, 1.0, n_from), np.linspace(0.0, 1.0, n_to)
+    j = np.clip(np.searchsorted(xf, xt, side="right") - 1, 0, n_from - 2)
+    w = (xt - xf[j]) / (xf[j + 1] - xf[j])
+    mat = np.zeros((n_to, n_from))
+    rows = np.arange(n_to)
+    mat[rows, j] = 1.0 - w
+    mat[rows, j + 1] += w
+    return mat
+
+
+def _fourier(values: NDArray[np.float64], n_to: int) -> NDArray[np.float64]:
+    """Fourier interpolation of periodic samples ``x_i = i/n`` along the last axis."""
+    n = values.shape[-1]
+    if n == n_to:
+        return values.copy()
+    c = np.fft.rfft(values, axis=-1)
+    out = np.zeros((*values.shape[:-1], n_to // 2 + 1), dtype=complex)
+    k = min(n, n_to) // 2 + 1
+    out[..., :k] = c[..., :k]
+    if n % 2 == 0 and n_to > n:
+        out[..., n // 2] *= 0.5  # split the Nyquist mode of n evenly between +-n/2
+    if n_to % 2 == 0 and n_to < n:
+        out[..., n_to // 2] = out[..., n_to // 2].real * 2.0  # its cosine part, counted twice
+    return np.fft.irfft(out, n=n_to, axis=-1) * (n_to / n)
+
+
+def interpolate(values: NDArray[np.float64], n_to: int, *, grid: str) -> NDArray[np.float64]:
+    """Bring fields to a grid of ``n_to`` points per dimension.
+
+    Parameters
+    ----------
+    values : (n_samples, n) or (n_samples, n, n) array
+        Fields on the periodic grid ``x_i = i/n`` (``grid="periodic"``: Fourier interpolation,
+        exact for fields with modes below ``min(n, n_to) / 2``) or on the node grid
+        ``x_i = i/(n-1)`` (``grid="nodes"``: bilinear interpolation, second order, exact at the
+        shared nodes).
+    n_to
+        Points per dimension of the target grid.
+    grid
+        ``"periodic"`` or ``"nodes"``.
+
+    Returns
+    -------
+    (n_samples, n_to) or (n_samples, n_to, n_to) array
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if grid == "periodic":
+        if values.ndim != 2:
+            msg = f"`values` must be (n_samples, n) on the periodic grid; got {values.shape}."
+            raise InputError(msg)
+        return _fourier(values, n_to)
+    if values.ndim != 3 or values.shape[1] != values.shape[2]:
+        msg = f"`values` must be (n_samples, n, n) on the node grid; got {values.shape}."
+        raise InputError(msg)
+    if values.shape[-1] == n_to:
+        return values.copy()
+    mat = _linear_matrix(values.shape[-1], n_to)
+    return mat @ values @ mat.T
+
+
+def run_rung(rung: Rung, fine_inputs: NDArray[np.float64], n_out: int, *, problem: Problem,
+             batch: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Solve with one rung and bring the answers to the comparison grid.
+
+    Parameters
+    ----------
+    rung
+        The solver and its grid.
+    fine_inputs : (n_samples, N) or (n_samples, N, N) array
+        Inputs on the finest grid available (``N`` points per dimension); strided to the
+        rung's grid (``problem.stride(N, rung.resolution)``).
+    n_out
+        Points per dimension of the comparison grid (also the rung's grid when its
+        ``resolution`` is None: the inputs are then strided to ``n_out``).
+    problem
+        The problem (grid convention and stride rule).
+    batch
+        Samples per ``solve`` call (None: all at once; 1: one at a time).
+
+    Returns
+    -------
+    answers : array on the comparison grid, (n_samples, n_out[, n_out])
+    seconds : (n_samples,) array
+        Wall time per sample: striding, solving and interpolating, each call's time shared
+        equally by its samples.
+
+    Raises
+    ------
+    InputError
+        If the rung's grid (or ``n_out``) is not reachable from the inputs' grid.
+    """
+    n_fine = fine_inputs.shape[-1]
+    n_rung = n_out if rung.resolution is None else rung.resolution
+    stride = problem.stride(n_fine, n_rung)
+    n_s = len(fine_inputs)
+    step = n_s if batch is None else int(batch)
+    answers = np.empty((n_s, *(n_out,) * problem.ndim))
+    seconds = np.empty(n_s)
+    sel = (slice(None),) + (slice(None, None, stride),) * problem.ndim
+    for start in range(0, n_s, step):
+        part = slice(start, min(start + step, n_s))
+        t0 = time.perf_counter()
+        coarse = np.ascontiguousarray(fine_inputs[part][sel])
+        out = np.asarray(getattr(sol := rung.solver.solve(coarse), "values", sol),
+                         dtype=np.float64)
+        answers[part] = interpolate(out, n_out, grid=problem.grid)
+        seconds[part] = (time.perf_counter() - t0) / (part.stop - part.start)
+    return answers, seconds
+
+
+def check_ladder(ladder: object, problem: Problem) -> list[Rung]:
+    """A user's ladder as a list of :class:`Rung` (bare solvers run on the comparison grid).
+
+    Raises
+    ------
+    InputError
+        An empty ladder, an entry that is not a solver or a Rung, or a solver of another
+        problem (the message names the entry).
+    """
+    from .problems import problem_of
+
+    if isinstance(ladder, str | bytes) or not hasattr(ladder, "__iter__"):
+        msg = f"`ladder` must be a list of solvers or Rungs; got {type(ladder).__name__}."
+        raise InputError(msg)
+    rungs = [r if isinstance(r, Rung) else Rung(solver=r) for r in ladder]
+    if not rungs:
+        msg = (f"`ladder` must hold at least one solver; got an empty ladder (the {problem.name} "
+               "problem's own is `get_problem(name).ladder()`).")
+        raise InputError(msg)
+    for i, rung in enumerate(rungs):
+        own = problem_of(rung.solver)
+        if own is not None and own.name != problem.name:
+            msg = (f"`ladder` entry {i} ({rung.label}) solves {own.name!r}; the comparison is "
+                   f"of {problem.name!r}.")
+            raise InputError(msg)
+    return rungs
+
+
+def _limit_threads() -> None:
+    """Pool initialiser: one BLAS/OpenMP thread per worker process."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+
+
+def _solve_part(rung: Rung, part: NDArray[np.float64], n_out: int, problem: str) -> int:
+    from .problems import get_problem
+
+    run_rung(rung, part, n_out, problem=get_problem(problem))
+    return len(part)
+
+
+def pool_times(rungs: list[Rung], fine_inputs: NDArray[np.float64], n_out: int, *,
+               problem: Problem, workers: int) -> NDArray[np.float64]:
+    """Time per sample of each rung with the samples spread over ``workers`` processes.
+
+    The throughput of all cores: the samples are split into ``workers`` equal parts solved
+    at once, one process (and one BLAS thread) each; the time per sample is the wall time of
+    the whole batch over the number of samples. The pool is started and warmed up (one
+    solve per worker) before timing, so process start-up is not counted.
+
+    Returns
+    -------
+    (n_rungs,) array of seconds per sample.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    parts = [p for p in np.array_split(fine_inputs, workers) if len(p)]
+    out = np.empty(len(rungs))
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process with torch threads
+    with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx,
+                             initializer=_limit_threads) as pool:
+        for i, rung in enumerate(rungs):
+            warm = [pool.submit(_solve_part, rung, p[:1], n_out, problem.name) for p in parts]
+            for f in warm:
+                f.result()
+            t0 = time.perf_counter()
+            done = [pool.submit(_solve_part, rung, p, n_out, problem.name) for p in parts]
+            n = sum(f.result() for f in done)
+            out[i] = (time.perf_counter() - t0) / n
+    return out

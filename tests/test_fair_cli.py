@@ -1,0 +1,98 @@
+"""`neuralop-fem compare` gives the fair verdict by default, as a user meets it (subprocess)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import xarray as xr
+
+from neuralop_fem.errors import InputError
+from neuralop_fem.evaluation import compare_run
+from solvers import DarcyFDSolver, get_problem
+from tests._surrogate_fixtures import burgers_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _compare(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "neuralop_fem.cli", "compare", *args],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    return burgers_run(tmp_path_factory.mktemp("fair"), n=128, n_samples=6)
+
+
+def test_compare_gives_the_verdict_and_every_part_prints_the_same_one(run_dir, tmp_path):
+    proc = _compare(str(run_dir), "--data", str(run_dir.parent / "b.nc"), "--out",
+                    str(tmp_path / "rep"), "--indices", "all")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ds = xr.open_dataset(tmp_path / "rep" / "comparison.nc")
+    verdict = ds.attrs["verdict"]
+    # the untrained model is worse than the cheapest rung: a bound, named as such
+    assert verdict.startswith("At equal accuracy")
+    assert "the cheapest rung" in verdict
+    summary = (tmp_path / "rep" / "summary.md").read_text().splitlines()
+    assert summary[2] == verdict  # the summary opens with it
+    assert verdict in proc.stdout  # the console prints the report's sentence
+    assert "Verdict on accuracy: unusable" in summary[4]  # rel. L2 ~ 1
+    labels = [r.label for r in get_problem("burgers").ladder() if r.resolution <= 128]
+    run = list(ds["rung"].values)  # the rungs reachable from the 128 file, up to the bracket
+    skipped = [x for x in ds.attrs["fair_skipped_rungs"].split(" | ") if x]
+    assert run + skipped == labels
+    assert ds["ladder_rel_l2"].dims == ("rung", "sample")
+    assert ds["ladder_time"].shape == (len(run), 6)
+    assert (ds["ladder_time_batch1"] > 0).all()
+    assert ds["on_front"].sum() >= 1
+    ds.close()
+
+
+def test_no_ladder_gives_the_old_comparison(run_dir, tmp_path):
+    proc = _compare(str(run_dir), "--data", str(run_dir.parent / "b.nc"), "--out",
+                    str(tmp_path / "rep"), "--indices", "0:3", "--no-ladder")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ds = xr.open_dataset(tmp_path / "rep" / "comparison.nc")
+    assert "ladder_rel_l2" not in ds
+    assert "verdict" not in ds.attrs
+    ds.close()
+    assert "At equal accuracy" not in proc.stdout
+
+
+def test_a_users_ladder_of_another_problem_is_refused(run_dir, tmp_path):
+    with pytest.raises(InputError, match="solves 'darcy'; the comparison is of 'burgers'"):
+        compare_run(run_dir, data=run_dir.parent / "b.nc", out=tmp_path / "rep",
+                    indices="0:2", ladder=[DarcyFDSolver()])
+
+
+def test_the_docs_snippet_runs_as_written(tmp_path):
+    import json
+    import re
+
+    from tests._surrogate_fixtures import darcy_run
+
+    run = darcy_run(tmp_path, n=43, n_samples=6)
+    (tmp_path / "runs").mkdir()
+    run.rename(tmp_path / "runs" / "darcy")
+    (tmp_path / "d.nc").rename(tmp_path / "darcy.nc")
+    info_path = tmp_path / "runs" / "darcy" / "run.json"
+    info = json.loads(info_path.read_text())
+    info["splits"]["test"] = [3, 4, 5]
+    info_path.write_text(json.dumps(info))
+    page = (ROOT / "docs" / "when_does_a_surrogate_pay.md").read_text()
+    (tmp_path / "snippet.py").write_text(re.search(r"```python\n(.*?)```", page, re.S)[1])
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "snippet.py"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("At equal accuracy")
+    ds = xr.open_dataset(tmp_path / "report" / "comparison.nc")
+    skipped = [x for x in ds.attrs["fair_skipped_rungs"].split(" | ") if x]
+    assert list(ds["rung"].values) + skipped == ["FD 15", "FD 22", "FD 43"]
+    ds.close()
