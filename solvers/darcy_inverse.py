@@ -31,7 +31,9 @@ of the training solutions; :func:`add_noise` draws noise in either convention.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -44,12 +46,14 @@ from ._darcy_linear import LINEAR_SOLVERS
 from ._inverse_noise import add_noise, coefficient_errors, paper_noise_to_relative, pool_coefficient
 from ._inverse_report import InverseSolveReport
 from .contract import Batch, SolverInput, SolverOutput, as_batch, check_finite
-from .errors import InputError, ShapeError
+from .errors import ConvergenceError, ConvergenceWarning, InputError, ShapeError
 
 __all__ = [
+    "NOISE_HINT",
     "DarcyInverseSolver",
     "InverseSolveReport",
     "add_noise",
+    "check_noise_level",
     "coefficient_errors",
     "paper_noise_to_relative",
     "pool_coefficient",
@@ -58,11 +62,23 @@ __all__ = [
 Array = NDArray[np.float64]
 _SAFEGUARD = float(np.log(1e6))  # without bounds, m stays within log(a0) +- log(1e6)
 _STATUS = {-1: "target", 0: "stationary", 1: "maxiter", 2: "stalled"}
+#: Magnitudes the inversion accepts: observations, coefficients (starts, bounds) and the
+#: coefficient scale ``|f| / max|u_obs|`` the data imply lie within [1 / _MAGNITUDE,
+#: _MAGNITUDE]. Beyond, products such as the harmonic face mean ``2 a_1 a_2 / (a_1 + a_2)``
+#: or the squared misfit under- or overflow in float64.
+_MAGNITUDE = 1e100
+#: The relative noise level is a fraction: ``noise_level`` must lie in [0, 1).
+NOISE_HINT = "a fraction ||noise|| / ||u||, e.g. 0.05 for 5 %"
+
+
+def _is_real(value: Any) -> bool:
+    """A real scalar (Python or numpy), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
 def _real(value: Any, *, name: str, low: float = 0.0, strict: bool = True) -> float:
     """``value`` as a finite float > low (>= low when not strict), else InputError."""
-    ok = not isinstance(value, bool) and isinstance(value, int | float) and bool(np.isfinite(value))
+    ok = _is_real(value) and bool(np.isfinite(value))
     if ok:
         ok = value > low if strict else value >= low
     if not ok:
@@ -72,10 +88,23 @@ def _real(value: Any, *, name: str, low: float = 0.0, strict: bool = True) -> fl
 
 
 def _count(value: Any, *, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    """``value`` as an int >= low (Python or numpy integer, not a bool), else InputError."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool | np.bool_) or value < low:
         msg = f"`{name}` must be an int >= {low}; got {value!r}."
         raise InputError(msg)
-    return value
+    return int(value)
+
+
+def check_noise_level(value: Any, *, name: str = "noise_level") -> float:
+    """A relative noise level as a float in [0, 1), else an InputError that says why.
+
+    Refuses bools and values >= 1 (a level given in percent, ``5`` for 5 %, is the usual
+    slip: the level is ``||noise|| / ||u||``, so 5 % is ``0.05``).
+    """
+    if not _is_real(value) or not np.isfinite(value) or not 0.0 <= value < 1.0:
+        msg = f"`{name}` must be a relative noise level in [0, 1) ({NOISE_HINT}); got {value!r}."
+        raise InputError(msg)
+    return float(value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,8 +214,9 @@ class DarcyInverseSolver:
 
     def __post_init__(self) -> None:
         f = self.forcing
-        if isinstance(f, bool) or not isinstance(f, int | float) or not np.isfinite(f) or f == 0:
-            msg = f"`forcing` must be a finite nonzero number (f = 0 gives u = 0); got {f!r}."
+        if not _is_real(f) or not np.isfinite(f) or not 1 / _MAGNITUDE <= abs(f) <= _MAGNITUDE:
+            msg = (f"`forcing` must be a finite nonzero number (f = 0 gives u = 0) of magnitude "
+                   f"within [1e-100, 1e100]; got {f!r}.")
             raise InputError(msg)
         values: dict[str, Any] = {"forcing": float(f)}
         for name, valid in (("averaging", AVERAGINGS), ("linear_solver", LINEAR_SOLVERS)):
@@ -201,20 +231,20 @@ class DarcyInverseSolver:
                 raise InputError(msg)
             values[name] = float(v)
         values["tv_smoothing"] = _real(self.tv_smoothing, name="tv_smoothing")
-        values["noise_level"] = _real(self.noise_level, name="noise_level", strict=False)
+        values["noise_level"] = check_noise_level(self.noise_level)
         values["tau"] = _real(self.tau, name="tau", low=1.0, strict=False)
         if self.regularization is not None:
             values["regularization"] = _real(self.regularization, name="regularization",
                                              strict=False)
         for name in ("maxiter", "coarse_maxiter", "levels", "warm_levels", "memory"):
-            _count(getattr(self, name), name=name, low=1)
+            values[name] = _count(getattr(self, name), name=name, low=1)
         if self.bounds is not None:
             b = self.bounds
-            ok = isinstance(b, tuple | list) and len(b) == 2 and all(
-                not isinstance(v, bool) and isinstance(v, int | float) for v in b)
-            if not ok or not (np.isfinite(b[0]) and np.isfinite(b[1]) and 0 < b[0] < b[1]):
+            ok = isinstance(b, tuple | list) and len(b) == 2 and all(_is_real(v) for v in b)
+            if not ok or not (np.isfinite(b[0]) and np.isfinite(b[1]) and 0 < b[0] < b[1]) or (
+                    b[0] < 1 / _MAGNITUDE or b[1] > _MAGNITUDE):
                 msg = (f"`bounds` must be None or (lower, upper) with 0 < lower < upper, both "
-                       f"finite; got {b!r}.")
+                       f"finite and within [1e-100, 1e100]; got {b!r}.")
                 raise InputError(msg)
             values["bounds"] = (float(b[0]), float(b[1]))
         for name, v in values.items():
@@ -307,10 +337,19 @@ class DarcyInverseSolver:
             Wrong dims, non-square grid or ``n < 3``, mismatched ``initial_guess`` or
             ``noise_level`` shape.
         InputError
-            NaN/inf, ``u_obs`` zero on the interior, non-positive or out-of-bounds
-            ``initial_guess``, negative ``noise_level``.
-        ConvergenceError
-            If a linear solve misses ``tol``.
+            NaN/inf, ``u_obs`` zero on the interior or of the sign opposite to ``forcing``
+            (the solution has the sign of ``f`` inside: maximum principle), magnitudes outside
+            [1e-100, 1e100] (``u_obs``, ``initial_guess`` or the coefficient scale
+            ``|f| / max|u_obs|``), non-positive or out-of-bounds ``initial_guess``,
+            ``noise_level`` outside [0, 1) or boolean.
+
+        Warns
+        -----
+        ConvergenceWarning
+            When iterative linear solves of a sample missed ``tol`` and were redone by sparse
+            LU (counted in ``report.linear_fallbacks``), or when a sample failed (its
+            coefficient is NaN, ``report.stop_reason`` is ``"failed"`` and ``report.error``
+            says why; the other samples are kept).
         """
         batch = self._observations(u_obs)
         u = batch.values
@@ -324,7 +363,15 @@ class DarcyInverseSolver:
         rows = []
         for k in range(len(u)):
             t0 = time.perf_counter()
-            m, row = self._invert(u[k], float(levels[k]), None if guess is None else guess[k], k)
+            try:
+                m, row = self._invert(u[k], float(levels[k]),
+                                      None if guess is None else guess[k], k)
+            except ConvergenceError as exc:
+                warnings.warn(f"DarcyInverseSolver: sample {k} failed and is NaN in the result; "
+                              f"the other samples are kept. {exc}", ConvergenceWarning,
+                              stacklevel=2)
+                m = np.full(u[k].shape, np.nan)
+                row = (0, 0, 0, 0.0, np.nan, np.nan, "failed", 0, str(exc))
             out[k] = np.exp(m)
             rows.append((*row, time.perf_counter() - t0))
         cols = list(zip(*rows, strict=True))
@@ -335,7 +382,9 @@ class DarcyInverseSolver:
             pde_solves=np.array(cols[1], dtype=np.int64) + np.array(cols[2], dtype=np.int64),
             equivalent_solves=np.array(cols[3]), residual=np.array(cols[4]),
             regularization=np.array(cols[5]), stop_reason=np.array(cols[6], dtype=str),
-            solve_time=np.array(cols[7]), method=self.method,
+            linear_fallbacks=np.array(cols[7], dtype=np.int64),
+            error=np.array(cols[8], dtype=str), solve_time=np.array(cols[9]),
+            method=self.method,
         )
         return batch.restore(out, name="a"), report
 
@@ -387,8 +436,15 @@ class DarcyInverseSolver:
         adjoint = sum(p.adjoint for p in problems)
         work = sum((p.forward + p.adjoint) * ((p.n - 1) / (n - 1)) ** 2 for p in problems)
         stop = reason if status == -1 else _STATUS[status]
+        fallbacks = sum(p.fallbacks for p in problems)
+        if fallbacks:
+            first = next(p.first_fallback for p in problems if p.fallbacks)
+            msg = (f"DarcyInverseSolver(linear_solver={self.linear_solver!r}): sample {index}: "
+                   f"{fallbacks} of {forward + adjoint} linear solves missed the tolerance and "
+                   f"were redone by sparse LU (the first on the {first}).")
+            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
         return m, (its, forward, adjoint, work, ev.misfit / problem.d_norm, ev.regularization,
-                   stop)
+                   stop, fallbacks, "")
 
     def _clip(self, c: float) -> float:
         return c if self.bounds is None else min(max(c, self.bounds[0]), self.bounds[1])
@@ -402,10 +458,32 @@ class DarcyInverseSolver:
             msg = (f"`u_obs` must be on a square n x n node grid with n >= 3; got shape "
                    f"{values.shape[1:]}.")
             raise ShapeError(msg)
-        zero = ~np.any(values[:, 1:-1, 1:-1], axis=(1, 2))
+        inner = values[:, 1:-1, 1:-1].reshape(len(values), -1)
+        zero = ~np.any(inner, axis=1)
         if zero.any():
             msg = (f"`u_obs` must not be identically 0 on the interior nodes (no information "
                    f"about a); got zero data in sample {int(np.argmax(zero))}.")
+            raise InputError(msg)
+        peak = np.abs(inner).max(axis=1)
+        scale = abs(self.forcing) / peak  # the coefficient scale the data imply
+        bad = (peak < 1 / _MAGNITUDE) | (peak > _MAGNITUDE) | (scale < 1 / _MAGNITUDE) | (
+            scale > _MAGNITUDE)
+        if bad.any():
+            k = int(np.argmax(bad))
+            msg = (f"`u_obs` must have magnitudes within [1e-100, 1e100], and so must the "
+                   f"coefficient scale |forcing| / max|u_obs| = {scale[k]:.3g} they imply; got "
+                   f"max|u_obs| = {peak[k]:.3g} in sample {k} (forcing {self.forcing:g}). "
+                   f"Rescale the data (the problem is linear in f: scaling u_obs and forcing "
+                   f"together leaves a unchanged).")
+            raise InputError(msg)
+        mean = np.sign(self.forcing) * inner.mean(axis=1)
+        if (mean <= 0).any():
+            k = int(np.argmax(mean <= 0))
+            sign = "positive" if self.forcing > 0 else "negative"
+            msg = (f"`u_obs` must have the sign of the forcing: with forcing {self.forcing:g} "
+                   f"the solution is {sign} inside (maximum principle), but sample {k} has "
+                   f"mean {inner[k].mean():.3g} over the interior nodes. Check the sign of the "
+                   f"data, or pass the forcing that produced them.")
             raise InputError(msg)
         return batch
 
@@ -422,6 +500,10 @@ class DarcyInverseSolver:
         if (arr <= 0).any():
             msg = f"`{name}` must be > 0 everywhere; got minimum {float(arr.min())!r}."
             raise InputError(msg)
+        if arr.min() < 1 / _MAGNITUDE or arr.max() > _MAGNITUDE:
+            msg = (f"`{name}` must have values within [1e-100, 1e100]; got values in "
+                   f"[{arr.min():.3g}, {arr.max():.3g}].")
+            raise InputError(msg)
         if self.bounds is not None and name == "initial_guess":
             lo, hi = self.bounds
             if arr.min() < lo or arr.max() > hi:
@@ -433,18 +515,20 @@ class DarcyInverseSolver:
     def _noise_levels(self, noise_level: Any, n_samples: int) -> Array:
         if noise_level is None:
             return np.full(n_samples, self.noise_level)
-        try:
-            levels = np.asarray(noise_level, dtype=np.float64)
-        except (TypeError, ValueError):
-            msg = f"`noise_level` must be a number or an array of numbers; got {noise_level!r}."
-            raise InputError(msg) from None
+        raw = np.asarray(getattr(noise_level, "values", noise_level))
+        if raw.dtype.kind not in "fiu":
+            msg = (f"`noise_level` must be a number or an array of numbers ({NOISE_HINT}); "
+                   f"got {noise_level!r}.")
+            raise InputError(msg)
+        levels = raw.astype(np.float64)
         if levels.ndim == 0:
             levels = np.full(n_samples, float(levels))
         if levels.shape != (n_samples,):
             msg = (f"`noise_level` must be a number or have shape ({n_samples},), one per "
                    f"sample; got shape {levels.shape}.")
             raise ShapeError(msg)
-        if not np.all(np.isfinite(levels)) or (levels < 0).any():
-            msg = f"`noise_level` must be finite and >= 0; got {levels.tolist()}."
+        if not np.all(np.isfinite(levels)) or (levels < 0).any() or (levels >= 1).any():
+            msg = (f"`noise_level` must be relative noise levels in [0, 1) ({NOISE_HINT}); got "
+                   f"{levels.tolist()}.")
             raise InputError(msg)
         return levels
