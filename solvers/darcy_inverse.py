@@ -53,6 +53,7 @@ __all__ = [
     "DarcyInverseSolver",
     "InverseSolveReport",
     "add_noise",
+    "admissible_start",
     "check_noise_level",
     "coefficient_errors",
     "paper_noise_to_relative",
@@ -105,6 +106,61 @@ def check_noise_level(value: Any, *, name: str = "noise_level") -> float:
         msg = f"`{name}` must be a relative noise level in [0, 1) ({NOISE_HINT}); got {value!r}."
         raise InputError(msg)
     return float(value)
+
+
+def admissible_start(a: ArrayLike, *, bounds: tuple[float, float] | None = None,
+                     floor_ratio: float = 0.1) -> Array:
+    """A coefficient made usable as ``initial_guess``, e.g. a surrogate's prediction.
+
+    A surrogate's coefficient can dip to 0 or below where it is unsure (a briefly trained
+    model, an observation unlike its training data); the inversion needs ``a > 0`` (it works
+    on ``log a``). Values below a floor are raised to it: with ``bounds`` the result is
+    clipped into them, else the floor is ``floor_ratio`` times the median of the sample's
+    positive values (a start far below the rest sends the first L-BFGS-B step to the edge of
+    its safeguard box: measured, a floor of 1e-6 left a 141 x 141 inversion stuck at relative
+    misfit 0.97). Nothing else changes.
+
+    Parameters
+    ----------
+    a : (n_samples, n, n) or (n, n) array, or DataArray
+        Finite coefficient on the observation grid.
+    bounds : (lower, upper) or None
+        The inversion's ``bounds``.
+    floor_ratio
+        In (0, 1].
+
+    Returns
+    -------
+    Array of the shape of ``a``, > 0 (within ``bounds`` when given).
+
+    Examples
+    --------
+    >>> admissible_start(np.array([[-1.0, 4.0], [8.0, 12.0]])).tolist()
+    [[0.8, 4.0], [8.0, 12.0]]
+    """
+    arr = np.asarray(getattr(a, "values", a))
+    if arr.dtype.kind not in "fiu" or arr.ndim not in (2, 3):
+        msg = f"`a` must be a real (n, n) or (n_samples, n, n) array; got {arr.dtype} {arr.shape}."
+        raise InputError(msg)
+    check_finite(arr, name="a")
+    ratio = _real(floor_ratio, name="floor_ratio")
+    if ratio > 1:
+        msg = f"`floor_ratio` must lie in (0, 1]; got {floor_ratio!r}."
+        raise InputError(msg)
+    batch = arr.astype(np.float64).reshape(-1, *arr.shape[-2:])
+    if bounds is not None:
+        low, high = DarcyInverseSolver(bounds=bounds).bounds or bounds
+        out = np.clip(batch, low * (1 + 1e-9), high * (1 - 1e-9))
+        return out.reshape(arr.shape)
+    out = np.empty_like(batch)
+    for k, values in enumerate(batch):
+        positive = values[values > 0]
+        if positive.size == 0:
+            msg = (f"`a` must have positive values to start from; sample {k} has none "
+                   f"(maximum {values.max():.3g}).")
+            raise InputError(msg)
+        out[k] = np.maximum(values, ratio * float(np.median(positive)))
+    return out.reshape(arr.shape)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -498,7 +554,10 @@ class DarcyInverseSolver:
         check_finite(arr, name=name)
         arr = arr.astype(np.float64)
         if (arr <= 0).any():
-            msg = f"`{name}` must be > 0 everywhere; got minimum {float(arr.min())!r}."
+            hint = (" (a surrogate's coefficient can dip below 0: "
+                    "solvers.darcy_inverse.admissible_start raises it to a floor)"
+                    if name == "initial_guess" else "")
+            msg = f"`{name}` must be > 0 everywhere; got minimum {float(arr.min())!r}{hint}."
             raise InputError(msg)
         if arr.min() < 1 / _MAGNITUDE or arr.max() > _MAGNITUDE:
             msg = (f"`{name}` must have values within [1e-100, 1e100]; got values in "

@@ -84,6 +84,11 @@ class Problem:
         residuals are meaningful, a warm start applies, an energy norm exists).
     benchmark_resolution
         Grid of the benchmark datasets; coarser data are strided subsamples of it.
+    linear_solvers
+        The linear solvers its classical solvers take as ``linear_solver`` (``"gmg"``,
+        ``"amg"``, ``"cg"``, ``"direct"``), the default first; empty when they take none. The
+        inverse problem has them although ``linear_system`` is False: each inversion does many
+        linear solves.
     """
 
     name: str
@@ -99,6 +104,7 @@ class Problem:
     zero_boundary_output: bool
     linear_system: bool
     benchmark_resolution: int
+    linear_solvers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.grid not in GRIDS:
@@ -203,7 +209,7 @@ _DARCY = Problem(
     input_name="a", output_name="u", dims=("x", "y"), grid="nodes", data_problem="darcy",
     solvers={"fd": "darcy:DarcyFDSolver", "fem": "darcy:DarcyFEMSolver"},
     default_solver="fd", positive_input=True, zero_boundary_output=True, linear_system=True,
-    benchmark_resolution=421,
+    benchmark_resolution=421, linear_solvers=("gmg", "amg", "cg", "direct"),
 )
 _DARCY_INVERSE = Problem(
     name="darcy-inverse",
@@ -211,7 +217,7 @@ _DARCY_INVERSE = Problem(
     input_name="u", output_name="a", dims=("x", "y"), grid="nodes", data_problem="darcy",
     solvers={"adjoint": "darcy_inverse:DarcyInverseSolver"},
     default_solver="adjoint", positive_input=False, zero_boundary_output=False,
-    linear_system=False, benchmark_resolution=421,
+    linear_system=False, benchmark_resolution=421, linear_solvers=("gmg", "amg", "cg", "direct"),
 )
 
 #: Every problem by name (read-only).
