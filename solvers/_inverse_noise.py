@@ -5,6 +5,7 @@ Re-exported by :mod:`solvers.darcy_inverse`, where the conventions are described
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -19,10 +20,15 @@ __all__ = ["add_noise", "coefficient_errors", "paper_noise_to_relative", "pool_c
 Array = NDArray[np.float64]
 
 
-def _number(value: Any, *, name: str) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, int | float)
-    if not ok or not np.isfinite(value) or value < 0:
-        msg = f"`{name}` must be a finite number >= 0; got {value!r}."
+def _number(value: Any, *, name: str, fraction: bool = False) -> float:
+    """A finite real >= 0 (Python or numpy, not a bool); with ``fraction`` also < 1."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+    if not ok or not np.isfinite(value) or value < 0 or (fraction and value >= 1):
+        if fraction:
+            msg = (f"`{name}` must be a noise factor in [0, 1), a fraction (0.01 for 1 %, not "
+                   f"1); got {value!r}.")
+        else:
+            msg = f"`{name}` must be a finite number >= 0; got {value!r}."
         raise InputError(msg)
     return float(value)
 
@@ -72,7 +78,7 @@ def paper_noise_to_relative(
         nodes (and the training samples). With ``observed``: one level per observed sample
         (a (n, n) ``observed`` gives a float).
     """
-    eps = _number(epsilon, name="epsilon")
+    eps = _number(epsilon, name="epsilon", fraction=True)
     offset = _number(std_offset, name="std_offset")
     sol = _fields(solutions, name="solutions")
     if sol.ndim == 3 and len(sol) < 2:
@@ -120,7 +126,7 @@ def add_noise(
     -------
     Array of the shape of ``u``.
     """
-    lev = _number(level, name="level")
+    lev = _number(level, name="level", fraction=True)
     arr = _fields(u, name="u")
     if not isinstance(rng, np.random.Generator):
         msg = f"`rng` must be a numpy.random.Generator; got {type(rng).__name__}."
@@ -156,10 +162,11 @@ def pool_coefficient(a: ArrayLike, *, factor: int) -> Array:
     """
     arr = np.asarray(a, dtype=np.float64)
     n = arr.shape[-1]
-    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1 or (n - 1) % factor:
+    if (isinstance(factor, bool | np.bool_) or not isinstance(factor, numbers.Integral)
+            or factor < 1 or (n - 1) % factor):
         msg = f"`factor` must be an int >= 1 dividing n - 1 = {n - 1}; got {factor!r}."
         raise InputError(msg)
-    return average_pool_nodes(arr, factor=factor)
+    return average_pool_nodes(arr, factor=int(factor))
 
 
 def coefficient_errors(

@@ -398,8 +398,11 @@ def test_noise_is_reproducible_and_zero_level_is_exact(training_solutions):
 
 def test_noise_helpers_bad_input(training_solutions):
     u = training_solutions
-    with pytest.raises(InputError, match=r"`epsilon` must be a finite number >= 0; got -0.1"):
-        paper_noise_to_relative(-0.1, u)
+    for bad in (-0.1, 5, True):
+        with pytest.raises(InputError, match=r"`epsilon` must be a noise factor in \[0, 1\)"):
+            paper_noise_to_relative(bad, u)
+    with pytest.raises(InputError, match=r"`level` must be a noise factor in \[0, 1\).*got 5"):
+        add_noise(u, 5, rng=np.random.default_rng(0))
     with pytest.raises(InputError, match=r"`observed` must be given when `solutions` is a std"):
         paper_noise_to_relative(0.1, u.std(axis=0))
     with pytest.raises(ShapeError, match=r"`solutions` must hold >= 2 samples"):
