@@ -75,10 +75,10 @@ def _warm_verdict(ds: xr.Dataset, c_f: float) -> str:
     start = "" if phases == "none" else f" (from the surrogate snapped to {phases})"
     n = int(ds.sizes["sample"])
     same = int(ds.attrs.get("comparable_samples", n))
-    caps = [f"the {_LABEL[a]} in {int(ds.attrs.get(f'{a}_at_cap', 0))}"
+    caps = [f"the {_LABEL[a]} in {int(ds.attrs.get(f'{a}_at_cap', 0))} of {n} samples"
             for a in ("classical", "warm_started") if int(ds.attrs.get(f"{a}_at_cap", 0))]
     cap_text = (f" Stopped at the iteration cap (maxiter) instead of the stopping rule: "
-                f"{' and '.join(caps)} of {n} samples; raise it (`--maxiter`, or "
+                f"{'; '.join(caps)}; raise it (`--maxiter`, or "
                 f"DarcyInverseSolver(maxiter=...)) to compare those." if caps else "")
     if same == 0:
         return (f"- Warm start{start}: no saving in PDE solves is reported: on no sample did "
