@@ -27,10 +27,12 @@ residual methods", SIAM J. Matrix Anal. Appl. 18(3)), so a start whose residual 
 ||b||`` cannot reach ``tol = 1e-10``: the true residual stalls near ``eps 10^13 = 2e-3``
 whatever the preconditioner. This happens inside an optimiser, whose trial coefficients can
 jump by orders of magnitude between two solves (the previous solution is then a start far
-worse than zero). :func:`pcg` therefore (i) starts from zero instead of ``x0`` when ``x0``
-has the larger residual, and (ii) restarts from the current iterate with the true residual
-when the recurrence claims convergence that the true residual denies, as long as each
-restart gains at least a factor 2.
+worse than zero). :func:`pcg` therefore (i) starts from zero instead of ``x0`` when ``x0`` is
+no better in the energy norm (``x0^T (b + r0) <= 0``) or its residual is so large that
+``eps ||r0|| > tol ||b|| / 10`` (a good warm start, e.g. a surrogate's prediction, may have a
+residual several times ``||b||``: the operator amplifies its small-scale error), and (ii)
+restarts from the current iterate with the true residual when the recurrence claims
+convergence that the true residual denies, as long as each restart gains at least a factor 2.
 """
 
 from __future__ import annotations
@@ -162,7 +164,8 @@ def pcg(
     ``w``: ``p = z + beta p - w (w^T A z) / (w^T A w)``; the error component along ``w`` is
     then removed once, at the start, instead of being reduced by the iteration.
 
-    The start is ``x0`` or zero, whichever has the smaller residual, and the iteration
+    The start is ``x0``, or zero when ``x0`` is no better in the energy norm or its residual
+    is beyond what ``tol`` can be reached from (``eps ||r0|| > tol ||b|| / 10``); the iteration
     restarts (``p = z``) from the true residual when the recurrence residual meets ``tol`` but
     the true one does not (see the module notes on attainable accuracy); it gives up early
     when a restart gains less than a factor 2.
@@ -174,7 +177,9 @@ def pcg(
     bnorm = float(np.linalg.norm(b))
     x = x0.copy()
     r = b - a_mat @ x
-    if float(np.linalg.norm(r)) > bnorm:  # a start worse than zero: its rounding floor too
+    # ||x0 - x*||_A^2 - ||x*||_A^2 = -x0^T (b + r0): zero is the better start when >= 0
+    worse = float(x @ (b + r)) <= 0.0
+    if worse or np.finfo(np.float64).eps * float(np.linalg.norm(r)) > 0.1 * tol * bnorm:
         x = np.zeros_like(b)
         r = b.copy()
     if deflation is None:

@@ -43,7 +43,15 @@ from numpy.typing import ArrayLike, NDArray
 from ._darcy_adjoint import DIRECT_BELOW, InversionProblem, coarse_grids, prolong_nodes
 from ._darcy_fd import AVERAGINGS
 from ._darcy_linear import LINEAR_SOLVERS
-from ._inverse_noise import add_noise, coefficient_errors, paper_noise_to_relative, pool_coefficient
+from ._inverse_noise import (
+    NOISE_HINT,
+    add_noise,
+    admissible_start,
+    check_noise_level,
+    coefficient_errors,
+    paper_noise_to_relative,
+    pool_coefficient,
+)
 from ._inverse_report import InverseSolveReport
 from .contract import Batch, SolverInput, SolverOutput, as_batch, check_finite
 from .errors import ConvergenceError, ConvergenceWarning, InputError, ShapeError
@@ -69,8 +77,6 @@ _STATUS = {-1: "target", 0: "stationary", 1: "maxiter", 2: "stalled"}
 #: CG inner products like its square) under- or overflow in float64: observations at 1e-97
 #: ended in a division by zero inside CG.
 _MAGNITUDE = 1e50
-#: The relative noise level is a fraction: ``noise_level`` must lie in [0, 1).
-NOISE_HINT = "a fraction ||noise|| / ||u||, e.g. 0.05 for 5 %"
 
 
 def _is_real(value: Any) -> bool:
@@ -95,73 +101,6 @@ def _count(value: Any, *, name: str, low: int) -> int:
         msg = f"`{name}` must be an int >= {low}; got {value!r}."
         raise InputError(msg)
     return int(value)
-
-
-def check_noise_level(value: Any, *, name: str = "noise_level") -> float:
-    """A relative noise level as a float in [0, 1), else an InputError that says why.
-
-    Refuses bools and values >= 1 (a level given in percent, ``5`` for 5 %, is the usual
-    slip: the level is ``||noise|| / ||u||``, so 5 % is ``0.05``).
-    """
-    if not _is_real(value) or not np.isfinite(value) or not 0.0 <= value < 1.0:
-        msg = f"`{name}` must be a relative noise level in [0, 1) ({NOISE_HINT}); got {value!r}."
-        raise InputError(msg)
-    return float(value)
-
-
-def admissible_start(a: ArrayLike, *, bounds: tuple[float, float] | None = None,
-                     floor_ratio: float = 0.1) -> Array:
-    """A coefficient made usable as ``initial_guess``, e.g. a surrogate's prediction.
-
-    A surrogate's coefficient can dip to 0 or below where it is unsure (a briefly trained
-    model, an observation unlike its training data); the inversion needs ``a > 0`` (it works
-    on ``log a``). Values below a floor are raised to it: with ``bounds`` the result is
-    clipped into them, else the floor is ``floor_ratio`` times the median of the sample's
-    positive values (a start far below the rest sends the first L-BFGS-B step to the edge of
-    its safeguard box: measured, a floor of 1e-6 left a 141 x 141 inversion stuck at relative
-    misfit 0.97). Nothing else changes.
-
-    Parameters
-    ----------
-    a : (n_samples, n, n) or (n, n) array, or DataArray
-        Finite coefficient on the observation grid.
-    bounds : (lower, upper) or None
-        The inversion's ``bounds``.
-    floor_ratio
-        In (0, 1].
-
-    Returns
-    -------
-    Array of the shape of ``a``, > 0 (within ``bounds`` when given).
-
-    Examples
-    --------
-    >>> admissible_start(np.array([[-1.0, 4.0], [8.0, 12.0]])).tolist()
-    [[0.8, 4.0], [8.0, 12.0]]
-    """
-    arr = np.asarray(getattr(a, "values", a))
-    if arr.dtype.kind not in "fiu" or arr.ndim not in (2, 3):
-        msg = f"`a` must be a real (n, n) or (n_samples, n, n) array; got {arr.dtype} {arr.shape}."
-        raise InputError(msg)
-    check_finite(arr, name="a")
-    ratio = _real(floor_ratio, name="floor_ratio")
-    if ratio > 1:
-        msg = f"`floor_ratio` must lie in (0, 1]; got {floor_ratio!r}."
-        raise InputError(msg)
-    batch = arr.astype(np.float64).reshape(-1, *arr.shape[-2:])
-    if bounds is not None:
-        low, high = DarcyInverseSolver(bounds=bounds).bounds or bounds
-        out = np.clip(batch, low * (1 + 1e-9), high * (1 - 1e-9))
-        return out.reshape(arr.shape)
-    out = np.empty_like(batch)
-    for k, values in enumerate(batch):
-        positive = values[values > 0]
-        if positive.size == 0:
-            msg = (f"`a` must have positive values to start from; sample {k} has none "
-                   f"(maximum {values.max():.3g}).")
-            raise InputError(msg)
-        out[k] = np.maximum(values, ratio * float(np.median(positive)))
-    return out.reshape(arr.shape)
 
 
 @dataclass(frozen=True, kw_only=True)
