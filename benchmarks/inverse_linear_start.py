@@ -53,7 +53,8 @@ def _cell(result: dict[str, object]) -> str:
     if "error" in result:
         text = str(result["error"])
         residual = text.split("relative residual ")[1].split(" ")[0]
-        return f"fails: residual {residual} after 200"
+        its = text.split(" after ")[1].split(" ")[0]
+        return f"ConvergenceError: residual {residual} after {its} its"
     return f"{result['iterations']} its, {result['residual']:.1e}"
 
 

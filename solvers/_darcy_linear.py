@@ -32,7 +32,8 @@ no better in the energy norm (``x0^T (b + r0) <= 0``) or its residual is so larg
 ``eps ||r0|| > tol ||b|| / 10`` (a good warm start, e.g. a surrogate's prediction, may have a
 residual several times ``||b||``: the operator amplifies its small-scale error), and (ii)
 restarts from the current iterate with the true residual when the recurrence claims
-convergence that the true residual denies, as long as each restart gains at least a factor 2.
+convergence that the true residual denies, until ten restarts in a row gain less than a
+factor 2 (the residual has then reached the floor that rounding leaves).
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ def pcg(
     is beyond what ``tol`` can be reached from (``eps ||r0|| > tol ||b|| / 10``); the iteration
     restarts (``p = z``) from the true residual when the recurrence residual meets ``tol`` but
     the true one does not (see the module notes on attainable accuracy); it gives up early
-    when a restart gains less than a factor 2.
+    when ten restarts in a row gain less than a factor 2.
 
     Returns
     -------
@@ -201,7 +202,7 @@ def pcg(
     z = precondition(r)
     p = project(z).copy()
     rz = float(r @ z)
-    restart_rel = rel
+    restart_rel, weak = rel, 0
     for it in range(1, maxiter + 1):
         ap = a_mat @ p
         alpha = rz / float(p @ ap)
@@ -212,9 +213,10 @@ def pcg(
             rel = float(np.linalg.norm(r)) / bnorm
             if rel <= tol:
                 return x, it, rel
-            if rel > 0.5 * restart_rel:  # restarts no longer gain: at the rounding floor
+            weak = weak + 1 if rel > 0.5 * restart_rel else 0
+            if weak == 10:  # ten restarts in a row gained less than 2x: the rounding floor
                 return x, it, rel
-            restart_rel = rel
+            restart_rel = min(rel, restart_rel)
             z = precondition(r)  # restart: the old directions belong to the drifted residual
             p = project(z).copy()
             rz = float(r @ z)

@@ -31,7 +31,6 @@ of the training solutions; :func:`add_noise` draws noise in either convention.
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import time
 import warnings
 from dataclasses import dataclass
@@ -43,6 +42,15 @@ from numpy.typing import ArrayLike, NDArray
 from ._darcy_adjoint import DIRECT_BELOW, InversionProblem, coarse_grids, prolong_nodes
 from ._darcy_fd import AVERAGINGS
 from ._darcy_linear import LINEAR_SOLVERS
+from ._inverse_checks import (
+    MAGNITUDE,
+    check_coefficient,
+    check_noise_levels,
+    check_observations,
+    count,
+    is_real,
+    real,
+)
 from ._inverse_noise import (
     NOISE_HINT,
     add_noise,
@@ -53,7 +61,7 @@ from ._inverse_noise import (
     pool_coefficient,
 )
 from ._inverse_report import InverseSolveReport
-from .contract import Batch, SolverInput, SolverOutput, as_batch, check_finite
+from .contract import Batch, SolverInput, SolverOutput, as_batch
 from .errors import ConvergenceError, ConvergenceWarning, InputError, ShapeError
 
 __all__ = [
@@ -71,38 +79,6 @@ __all__ = [
 Array = NDArray[np.float64]
 _SAFEGUARD = float(np.log(1e6))  # without bounds, m stays within log(a0) +- log(1e6)
 _STATUS = {-1: "target", 0: "stationary", 1: "maxiter", 2: "stalled"}
-#: Magnitudes the inversion accepts: observations, coefficients (starts, bounds), the forcing
-#: and the coefficient scale ``|f| / max|u_obs|`` the data imply lie within [1 / _MAGNITUDE,
-#: _MAGNITUDE]. Beyond, products in the solves (the adjoint state scales like ``u / a^2``, the
-#: CG inner products like its square) under- or overflow in float64: observations at 1e-97
-#: ended in a division by zero inside CG.
-_MAGNITUDE = 1e50
-
-
-def _is_real(value: Any) -> bool:
-    """A real scalar (Python or numpy), not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
-
-
-def _real(value: Any, *, name: str, low: float = 0.0, strict: bool = True) -> float:
-    """``value`` as a finite float > low (>= low when not strict), else InputError."""
-    ok = _is_real(value) and bool(np.isfinite(value))
-    if ok:
-        ok = value > low if strict else value >= low
-    if not ok:
-        msg = f"`{name}` must be a finite number {'>' if strict else '>='} {low:g}; got {value!r}."
-        raise InputError(msg)
-    return float(value)
-
-
-def _count(value: Any, *, name: str, low: int) -> int:
-    """``value`` as an int >= low (Python or numpy integer, not a bool), else InputError."""
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool | np.bool_) or value < low:
-        msg = f"`{name}` must be an int >= {low}; got {value!r}."
-        raise InputError(msg)
-    return int(value)
-
-
 @dataclass(frozen=True, kw_only=True)
 class DarcyInverseSolver:
     """Recover the nodal Darcy coefficient from observations of the solution.
@@ -210,7 +186,7 @@ class DarcyInverseSolver:
 
     def __post_init__(self) -> None:
         f = self.forcing
-        if not _is_real(f) or not np.isfinite(f) or not 1 / _MAGNITUDE <= abs(f) <= _MAGNITUDE:
+        if not is_real(f) or not np.isfinite(f) or not 1 / MAGNITUDE <= abs(f) <= MAGNITUDE:
             msg = (f"`forcing` must be a finite nonzero number (f = 0 gives u = 0) of magnitude "
                    f"within [1e-50, 1e50]; got {f!r}.")
             raise InputError(msg)
@@ -222,23 +198,23 @@ class DarcyInverseSolver:
                 raise InputError(msg)
         for name in ("tol", "misfit_tol"):
             v = self.__dict__[name]
-            if _real(v, name=name) >= 1.0:
+            if real(v, name=name) >= 1.0:
                 msg = f"`{name}` must be a finite number in (0, 1); got {v!r}."
                 raise InputError(msg)
             values[name] = float(v)
-        values["tv_smoothing"] = _real(self.tv_smoothing, name="tv_smoothing")
+        values["tv_smoothing"] = real(self.tv_smoothing, name="tv_smoothing")
         values["noise_level"] = check_noise_level(self.noise_level)
-        values["tau"] = _real(self.tau, name="tau", low=1.0, strict=False)
+        values["tau"] = real(self.tau, name="tau", low=1.0, strict=False)
         if self.regularization is not None:
-            values["regularization"] = _real(self.regularization, name="regularization",
+            values["regularization"] = real(self.regularization, name="regularization",
                                              strict=False)
         for name in ("maxiter", "coarse_maxiter", "levels", "warm_levels", "memory"):
-            values[name] = _count(getattr(self, name), name=name, low=1)
+            values[name] = count(getattr(self, name), name=name, low=1)
         if self.bounds is not None:
             b = self.bounds
-            ok = isinstance(b, tuple | list) and len(b) == 2 and all(_is_real(v) for v in b)
+            ok = isinstance(b, tuple | list) and len(b) == 2 and all(is_real(v) for v in b)
             if not ok or not (np.isfinite(b[0]) and np.isfinite(b[1]) and 0 < b[0] < b[1]) or (
-                    b[0] < 1 / _MAGNITUDE or b[1] > _MAGNITUDE):
+                    b[0] < 1 / MAGNITUDE or b[1] > MAGNITUDE):
                 msg = (f"`bounds` must be None or (lower, upper) with 0 < lower < upper, both "
                        f"finite and within [1e-50, 1e50]; got {b!r}.")
                 raise InputError(msg)
@@ -454,80 +430,11 @@ class DarcyInverseSolver:
             msg = (f"`u_obs` must be on a square n x n node grid with n >= 3; got shape "
                    f"{values.shape[1:]}.")
             raise ShapeError(msg)
-        inner = values[:, 1:-1, 1:-1].reshape(len(values), -1)
-        zero = ~np.any(inner, axis=1)
-        if zero.any():
-            msg = (f"`u_obs` must not be identically 0 on the interior nodes (no information "
-                   f"about a); got zero data in sample {int(np.argmax(zero))}.")
-            raise InputError(msg)
-        peak = np.abs(inner).max(axis=1)
-        scale = abs(self.forcing) / peak  # the coefficient scale the data imply
-        bad = (peak < 1 / _MAGNITUDE) | (peak > _MAGNITUDE) | (scale < 1 / _MAGNITUDE) | (
-            scale > _MAGNITUDE)
-        if bad.any():
-            k = int(np.argmax(bad))
-            msg = (f"`u_obs` must have magnitudes within [1e-50, 1e50], and so must the "
-                   f"coefficient scale |forcing| / max|u_obs| = {scale[k]:.3g} they imply; got "
-                   f"max|u_obs| = {peak[k]:.3g} in sample {k} (forcing {self.forcing:g}). "
-                   f"Rescale the data (the problem is linear in f: scaling u_obs and forcing "
-                   f"together leaves a unchanged).")
-            raise InputError(msg)
-        mean = np.sign(self.forcing) * inner.mean(axis=1)
-        if (mean <= 0).any():
-            k = int(np.argmax(mean <= 0))
-            sign = "positive" if self.forcing > 0 else "negative"
-            msg = (f"`u_obs` must have the sign of the forcing: with forcing {self.forcing:g} "
-                   f"the solution is {sign} inside (maximum principle), but sample {k} has "
-                   f"mean {inner[k].mean():.3g} over the interior nodes. Check the sign of the "
-                   f"data, or pass the forcing that produced them.")
-            raise InputError(msg)
+        check_observations(values, forcing=self.forcing)
         return batch
 
     def _coefficient(self, a: Any, *, want: tuple[int, ...], name: str) -> Array:
-        arr = np.asarray(getattr(a, "values", a))
-        if arr.dtype.kind not in "fiu":
-            msg = f"`{name}` must be a real array; got dtype {arr.dtype}."
-            raise InputError(msg)
-        if arr.shape != tuple(want):
-            msg = f"`{name}` must have shape {tuple(want)} to match `u_obs`; got {arr.shape}."
-            raise ShapeError(msg)
-        check_finite(arr, name=name)
-        arr = arr.astype(np.float64)
-        if (arr <= 0).any():
-            hint = (" (a surrogate's coefficient can dip below 0: "
-                    "solvers.darcy_inverse.admissible_start raises it to a floor)"
-                    if name == "initial_guess" else "")
-            msg = f"`{name}` must be > 0 everywhere; got minimum {float(arr.min())!r}{hint}."
-            raise InputError(msg)
-        if arr.min() < 1 / _MAGNITUDE or arr.max() > _MAGNITUDE:
-            msg = (f"`{name}` must have values within [1e-50, 1e50]; got values in "
-                   f"[{arr.min():.3g}, {arr.max():.3g}].")
-            raise InputError(msg)
-        if self.bounds is not None and name == "initial_guess":
-            lo, hi = self.bounds
-            if arr.min() < lo or arr.max() > hi:
-                msg = (f"`initial_guess` must lie within `bounds` {self.bounds}; got values in "
-                       f"[{arr.min():g}, {arr.max():g}].")
-                raise InputError(msg)
-        return arr
+        return check_coefficient(a, want=want, name=name, bounds=self.bounds)
 
     def _noise_levels(self, noise_level: Any, n_samples: int) -> Array:
-        if noise_level is None:
-            return np.full(n_samples, self.noise_level)
-        raw = np.asarray(getattr(noise_level, "values", noise_level))
-        if raw.dtype.kind not in "fiu":
-            msg = (f"`noise_level` must be a number or an array of numbers ({NOISE_HINT}); "
-                   f"got {noise_level!r}.")
-            raise InputError(msg)
-        levels = raw.astype(np.float64)
-        if levels.ndim == 0:
-            levels = np.full(n_samples, float(levels))
-        if levels.shape != (n_samples,):
-            msg = (f"`noise_level` must be a number or have shape ({n_samples},), one per "
-                   f"sample; got shape {levels.shape}.")
-            raise ShapeError(msg)
-        if not np.all(np.isfinite(levels)) or (levels < 0).any() or (levels >= 1).any():
-            msg = (f"`noise_level` must be relative noise levels in [0, 1) ({NOISE_HINT}); got "
-                   f"{levels.tolist()}.")
-            raise InputError(msg)
-        return levels
+        return check_noise_levels(noise_level, n_samples, default=self.noise_level)

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from solvers.contract import SolverInput, SolverOutput, as_batch
+from solvers.darcy_inverse import paper_noise_to_relative
 
 from ..errors import InputError, RunDirectoryError, ShapeError
 from .resample import resample_nodes
@@ -40,7 +41,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .surrogate import Surrogate
 
-__all__ = ["load_test_split", "noisy_observations", "sample_fields"]
+__all__ = ["load_test_split", "noisy_observations", "relative_noise_level", "sample_fields"]
+
+
+def relative_noise_level(sur: Surrogate, inputs: SolverInput) -> NDArray[np.float64]:
+    """:meth:`Surrogate.relative_noise_level`: the run's ``epsilon`` and ``sigma`` through the
+    one converter, :func:`solvers.darcy_inverse.paper_noise_to_relative` (``sigma``
+    interpolated bilinearly to another square node grid)."""
+    batch = as_batch(inputs, name=sur.spec.input_name, core_dims=sur.spec.dims)
+    u = batch.values
+    std = sur.noise_std()
+    if sur.noise == 0 or std is None:
+        return np.zeros(len(u))
+    if u.shape[1:] != std.shape:
+        if u.ndim != 3 or u.shape[1] != u.shape[2] or u.shape[1] < 3:
+            msg = (f"`{sur.spec.input_name}` must be square node grids (n, n), n >= 3, "
+                   f"to convert the noise level; got {u.shape[1:]}.")
+            raise ShapeError(msg)
+        std = resample_nodes(std[None], u.shape[1], order=1)[0]
+    # std already holds sigma + 1e-5: the converter's offset is 0 here
+    levels = paper_noise_to_relative(sur.noise, std, observed=u, std_offset=0.0)
+    return np.atleast_1d(np.asarray(levels, dtype=np.float64))
 
 
 def _run_seed(sur: Surrogate) -> int:

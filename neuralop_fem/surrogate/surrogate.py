@@ -172,41 +172,20 @@ class Surrogate:
         grid use ``sigma`` interpolated bilinearly to it (both norms are over that grid's
         interior nodes, so the ratio does not depend on the grid).
         """
-        from solvers.darcy_inverse import paper_noise_to_relative
+        from .observations import relative_noise_level
 
-        batch = as_batch(inputs, name=self.spec.input_name, core_dims=self.spec.dims)
-        u = batch.values
-        std = self.noise_std()
-        if self.noise == 0 or std is None:
-            return np.zeros(len(u))
-        if u.shape[1:] != std.shape:
-            if u.ndim != 3 or u.shape[1] != u.shape[2] or u.shape[1] < 3:
-                msg = (f"`{self.spec.input_name}` must be square node grids (n, n), n >= 3, "
-                       f"to convert the noise level; got {u.shape[1:]}.")
-                raise ShapeError(msg)
-            std = resample_nodes(std[None], u.shape[1], order=1)[0]
-        # std already holds sigma + 1e-5: the converter's offset is 0 here
-        levels = paper_noise_to_relative(self.noise, std, observed=u, std_offset=0.0)
-        return np.atleast_1d(np.asarray(levels, dtype=np.float64))
+        return relative_noise_level(self, inputs)
 
     def noisy_observations(self, u: SolverInput, *, sample_ids: object = None,
                            rng: np.random.Generator | None = None) -> SolverOutput:
-        """Clean solutions ``u`` made into observations with this run's training noise.
-
-        ``u + noise * (sigma + 1e-5) * z`` (the paper's convention; see
-        :mod:`neuralop_fem.surrogate.observations`): with ``sample_ids`` (dataset indices) the
-        run's own draws, with ``rng`` new ones. Inverse runs only.
-        """
+        """``u`` with this run's training noise: :func:`.observations.noisy_observations`."""
         from .observations import noisy_observations
 
         return noisy_observations(self, u, sample_ids=sample_ids, rng=rng)  # type: ignore[arg-type]
 
     def test_split(self, data: str | os.PathLike[str] | None = None, *,
                    max_samples: int | None = None) -> tuple[Any, Any]:
-        """The run's test samples ``(inputs, outputs)`` on the model grid, from ``data`` (None:
-        the file run.json records); for an inverse run the observations carry the run's noise
-        draws and the outputs are the true coefficient (see
-        :func:`neuralop_fem.surrogate.observations.load_test_split`)."""
+        """The run's test samples on the model grid: :func:`.observations.load_test_split`."""
         from .observations import load_test_split
 
         return load_test_split(self, data, max_samples=max_samples)

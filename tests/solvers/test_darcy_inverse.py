@@ -272,7 +272,8 @@ def test_initial_guess_outside_bounds():
         (True, InputError, r"`noise_level` must be a number or an array of numbers .*got True"),
         (np.array([False]), InputError, r"`noise_level` must be a number or an array of num"),
         ([0.1, 0.2], ShapeError, r"`noise_level` must be a number or have shape \(1,\)"),
-        ("high", InputError, r"`noise_level` must be a number or an array of numbers; got 'high'"),
+        ("high", InputError, r"`noise_level` must be a number or an array of numbers .*; got "
+                             r"'high'"),
     ],
 )
 def test_bad_noise_level_per_sample(level, error, match):
