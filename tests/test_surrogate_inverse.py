@@ -361,3 +361,15 @@ def test_compare_command_on_an_inverse_run_with_maxiter_and_a_direct_solver(inve
     assert bad.returncode == 2
     assert "--maxiter" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("level", [5, True, [0.01, 2.0]])
+def test_compare_refuses_a_noise_level_in_percent_or_a_bool(inverse_run, level):
+    from neuralop_fem.evaluation.inverse_comparison import compare_inverse
+
+    run, data, _ = inverse_run
+    sur = Surrogate.load(run)
+    u, truth = sur.test_split(data, max_samples=2)
+    with pytest.raises(InputError, match=r"`noise_level` must be relative noise levels in "
+                                         r"\[0, 1\) \(a fraction .*5 %\)"):
+        compare_inverse(DarcyInverseSolver(), sur, u, truth=truth, noise_level=level)

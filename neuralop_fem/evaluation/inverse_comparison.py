@@ -42,7 +42,12 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 
 from solvers.contract import SolverInput, SupportsSolve, as_batch
-from solvers.darcy_inverse import admissible_start, coefficient_errors, pool_coefficient
+from solvers.darcy_inverse import (
+    NOISE_HINT,
+    admissible_start,
+    coefficient_errors,
+    pool_coefficient,
+)
 from solvers.grf import threshold as threshold_phases
 
 from ..config_base import positive_float
@@ -157,7 +162,12 @@ def _run_inversion(solver: DarcyInverseSolver, u: Array, levels: Array,
 def _noise_levels(noise_level: ArrayLike | None, candidate: SupportsSolve,
                   solver: DarcyInverseSolver, u: Array) -> Array:
     if noise_level is not None:
-        levels = np.broadcast_to(np.asarray(noise_level, dtype=np.float64), (len(u),)).copy()
+        raw = np.asarray(getattr(noise_level, "values", noise_level))
+        if raw.dtype.kind not in "fiu" or (raw >= 1).any():
+            msg = (f"`noise_level` must be relative noise levels in [0, 1) ({NOISE_HINT}); got "
+                   f"{noise_level!r}.")
+            raise InputError(msg)
+        levels = np.broadcast_to(raw.astype(np.float64), (len(u),)).copy()
     elif hasattr(candidate, "relative_noise_level"):
         levels = np.asarray(candidate.relative_noise_level(u), dtype=np.float64)
     else:

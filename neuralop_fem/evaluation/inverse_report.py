@@ -52,9 +52,10 @@ def _verdict(ds: xr.Dataset) -> list[str]:
                    f"instead of {_mean(ds, 'time', 'classical'):.3g} s per sample.")
     s_m, c_m = _mean(ds, "misfit", "surrogate"), _mean(ds, "misfit", "classical")
     noise = float(np.mean(ds["noise_level"].values))
-    out.append(f"- Consistency with the data: the surrogate's coefficient reproduces the "
-               f"observations to a relative misfit of {s_m:.2e}; the inversion to {c_m:.2e} "
-               f"(noise level {noise:.2e}).")
+    fit = (f"reproduces the observations to a relative misfit of {s_m:.2e}" if np.isfinite(s_m)
+           else "is <= 0 at some nodes, so its data misfit is undefined")
+    out.append(f"- Consistency with the data: the surrogate's coefficient {fit}; the inversion "
+               f"reaches {c_m:.2e} (noise level {noise:.2e}).")
     s_f, c_f = _mean(ds, "rel_l2", "surrogate"), _mean(ds, "rel_l2", "classical")
     out.append(f"- Fine-grid detail: observation-grid error {s_f:.3e} (surrogate, interpolated "
                f"from its coarse grid) vs {c_f:.3e} (inversion).")
