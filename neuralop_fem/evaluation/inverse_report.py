@@ -87,10 +87,17 @@ def _warm_verdict(ds: xr.Dataset, c_f: float) -> str:
                 f"misfit_tol), so their solve counts measure different things.{cap_text} "
                 f"Errors: {w_f:.3e} (warm-started) vs {c_f:.3e} (classical).")
     where = "" if same == n else f" on the {same} of {n} samples where both met the stopping rule"
-    return (f"- Warm start{start}{where}: {ds.attrs.get('solve_ratio', float('nan')):.2f}x "
-            f"fewer PDE solves and {ds.attrs.get('time_ratio', float('nan')):.2f}x less wall "
-            f"time (inference included) than the default start; its error {w_f:.3e} vs "
-            f"{c_f:.3e}.{cap_text}")
+    solves = _factor(float(ds.attrs.get("solve_ratio", float("nan"))), "fewer", "more")
+    time = _factor(float(ds.attrs.get("time_ratio", float("nan"))), "less", "more")
+    return (f"- Warm start{start}{where}: {solves} PDE solves and {time} wall time (inference "
+            f"included) than the default start; its error {w_f:.3e} vs {c_f:.3e}.{cap_text}")
+
+
+def _factor(ratio: float, fewer: str, more: str) -> str:
+    """``2.00x fewer`` for a ratio >= 1, ``1.23x more`` below (a warm start that costs more)."""
+    if np.isfinite(ratio) and 0 < ratio < 1:
+        return f"{1 / ratio:.2f}x {more}"
+    return f"{ratio:.2f}x {fewer}"
 
 
 def inverse_summary_markdown(ds: xr.Dataset, *, title: str, notes: str = "") -> str:
