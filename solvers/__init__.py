@@ -25,7 +25,7 @@ from .burgers import BurgersFDSolver, BurgersSpectralSolver
 from .contract import Solver, SolveReport
 from .darcy import DarcyFDSolver, DarcyFEMSolver
 from .darcy_inverse import DarcyInverseSolver, InverseSolveReport
-from .errors import ConvergenceError, InputError, NeuralopFemError, ShapeError
+from .errors import ConvergenceError, ConvergenceWarning, InputError, NeuralopFemError, ShapeError
 from .grf import NeumannGRF, PeriodicGRF, sample_seeds, threshold
 from .problems import PROBLEMS, Problem, get_problem
 
@@ -33,6 +33,7 @@ __all__ = [
     "BurgersFDSolver",
     "BurgersSpectralSolver",
     "ConvergenceError",
+    "ConvergenceWarning",
     "DarcyFDSolver",
     "DarcyFEMSolver",
     "DarcyInverseSolver",

@@ -44,7 +44,14 @@ class InverseSolveReport:
     stop_reason : str array
         ``"discrepancy"`` (misfit <= tau * delta), ``"misfit_tol"`` (noise-free data:
         relative misfit <= misfit_tol), ``"stationary"`` (L-BFGS-B converged before the misfit
-        target), ``"maxiter"`` (iteration or evaluation cap), ``"stalled"`` (line search failed).
+        target), ``"maxiter"`` (iteration or evaluation cap), ``"stalled"`` (line search failed),
+        ``"failed"`` (the sample could not be inverted: see ``error``; its coefficient is NaN,
+        the other samples are kept).
+    linear_fallbacks : int array
+        Linear solves whose iterative method missed ``tol`` and that were redone by sparse LU
+        (0 with ``linear_solver="direct"``; default all 0).
+    error : str array
+        Why a ``"failed"`` sample failed ("" for the others; default all "").
     method : str
     """
 
@@ -57,9 +64,16 @@ class InverseSolveReport:
     regularization: Array
     solve_time: Array
     stop_reason: NDArray[np.str_]
+    linear_fallbacks: NDArray[np.int64] | None = None
+    error: NDArray[np.str_] | None = None
     method: str = ""
 
     def __post_init__(self) -> None:
+        n = len(self.iterations)
+        if self.linear_fallbacks is None:
+            object.__setattr__(self, "linear_fallbacks", np.zeros(n, dtype=np.int64))
+        if self.error is None:
+            object.__setattr__(self, "error", np.full(n, "", dtype=str))
         sizes = {f.name: len(getattr(self, f.name)) for f in fields(self) if f.name != "method"}
         if len(set(sizes.values())) != 1:
             msg = f"InverseSolveReport fields must have one entry per sample; got {sizes}."

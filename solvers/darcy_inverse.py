@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -41,15 +42,35 @@ from numpy.typing import ArrayLike, NDArray
 from ._darcy_adjoint import DIRECT_BELOW, InversionProblem, coarse_grids, prolong_nodes
 from ._darcy_fd import AVERAGINGS
 from ._darcy_linear import LINEAR_SOLVERS
-from ._inverse_noise import add_noise, coefficient_errors, paper_noise_to_relative, pool_coefficient
+from ._inverse_checks import (
+    MAGNITUDE,
+    check_coefficient,
+    check_noise_levels,
+    check_observations,
+    count,
+    is_real,
+    real,
+)
+from ._inverse_noise import (
+    NOISE_HINT,
+    add_noise,
+    admissible_start,
+    check_noise_level,
+    coefficient_errors,
+    paper_noise_to_relative,
+    pool_coefficient,
+)
 from ._inverse_report import InverseSolveReport
-from .contract import Batch, SolverInput, SolverOutput, as_batch, check_finite
-from .errors import InputError, ShapeError
+from .contract import Batch, SolverInput, SolverOutput, as_batch
+from .errors import ConvergenceError, ConvergenceWarning, InputError, ShapeError
 
 __all__ = [
+    "NOISE_HINT",
     "DarcyInverseSolver",
     "InverseSolveReport",
     "add_noise",
+    "admissible_start",
+    "check_noise_level",
     "coefficient_errors",
     "paper_noise_to_relative",
     "pool_coefficient",
@@ -58,26 +79,6 @@ __all__ = [
 Array = NDArray[np.float64]
 _SAFEGUARD = float(np.log(1e6))  # without bounds, m stays within log(a0) +- log(1e6)
 _STATUS = {-1: "target", 0: "stationary", 1: "maxiter", 2: "stalled"}
-
-
-def _real(value: Any, *, name: str, low: float = 0.0, strict: bool = True) -> float:
-    """``value`` as a finite float > low (>= low when not strict), else InputError."""
-    ok = not isinstance(value, bool) and isinstance(value, int | float) and bool(np.isfinite(value))
-    if ok:
-        ok = value > low if strict else value >= low
-    if not ok:
-        msg = f"`{name}` must be a finite number {'>' if strict else '>='} {low:g}; got {value!r}."
-        raise InputError(msg)
-    return float(value)
-
-
-def _count(value: Any, *, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        msg = f"`{name}` must be an int >= {low}; got {value!r}."
-        raise InputError(msg)
-    return value
-
-
 @dataclass(frozen=True, kw_only=True)
 class DarcyInverseSolver:
     """Recover the nodal Darcy coefficient from observations of the solution.
@@ -185,8 +186,9 @@ class DarcyInverseSolver:
 
     def __post_init__(self) -> None:
         f = self.forcing
-        if isinstance(f, bool) or not isinstance(f, int | float) or not np.isfinite(f) or f == 0:
-            msg = f"`forcing` must be a finite nonzero number (f = 0 gives u = 0); got {f!r}."
+        if not is_real(f) or not np.isfinite(f) or not 1 / MAGNITUDE <= abs(f) <= MAGNITUDE:
+            msg = (f"`forcing` must be a finite nonzero number (f = 0 gives u = 0) of magnitude "
+                   f"within [1e-50, 1e50]; got {f!r}.")
             raise InputError(msg)
         values: dict[str, Any] = {"forcing": float(f)}
         for name, valid in (("averaging", AVERAGINGS), ("linear_solver", LINEAR_SOLVERS)):
@@ -196,25 +198,25 @@ class DarcyInverseSolver:
                 raise InputError(msg)
         for name in ("tol", "misfit_tol"):
             v = self.__dict__[name]
-            if _real(v, name=name) >= 1.0:
+            if real(v, name=name) >= 1.0:
                 msg = f"`{name}` must be a finite number in (0, 1); got {v!r}."
                 raise InputError(msg)
             values[name] = float(v)
-        values["tv_smoothing"] = _real(self.tv_smoothing, name="tv_smoothing")
-        values["noise_level"] = _real(self.noise_level, name="noise_level", strict=False)
-        values["tau"] = _real(self.tau, name="tau", low=1.0, strict=False)
+        values["tv_smoothing"] = real(self.tv_smoothing, name="tv_smoothing")
+        values["noise_level"] = check_noise_level(self.noise_level)
+        values["tau"] = real(self.tau, name="tau", low=1.0, strict=False)
         if self.regularization is not None:
-            values["regularization"] = _real(self.regularization, name="regularization",
+            values["regularization"] = real(self.regularization, name="regularization",
                                              strict=False)
         for name in ("maxiter", "coarse_maxiter", "levels", "warm_levels", "memory"):
-            _count(getattr(self, name), name=name, low=1)
+            values[name] = count(getattr(self, name), name=name, low=1)
         if self.bounds is not None:
             b = self.bounds
-            ok = isinstance(b, tuple | list) and len(b) == 2 and all(
-                not isinstance(v, bool) and isinstance(v, int | float) for v in b)
-            if not ok or not (np.isfinite(b[0]) and np.isfinite(b[1]) and 0 < b[0] < b[1]):
+            ok = isinstance(b, tuple | list) and len(b) == 2 and all(is_real(v) for v in b)
+            if not ok or not (np.isfinite(b[0]) and np.isfinite(b[1]) and 0 < b[0] < b[1]) or (
+                    b[0] < 1 / MAGNITUDE or b[1] > MAGNITUDE):
                 msg = (f"`bounds` must be None or (lower, upper) with 0 < lower < upper, both "
-                       f"finite; got {b!r}.")
+                       f"finite and within [1e-50, 1e50]; got {b!r}.")
                 raise InputError(msg)
             values["bounds"] = (float(b[0]), float(b[1]))
         for name, v in values.items():
@@ -307,10 +309,19 @@ class DarcyInverseSolver:
             Wrong dims, non-square grid or ``n < 3``, mismatched ``initial_guess`` or
             ``noise_level`` shape.
         InputError
-            NaN/inf, ``u_obs`` zero on the interior, non-positive or out-of-bounds
-            ``initial_guess``, negative ``noise_level``.
-        ConvergenceError
-            If a linear solve misses ``tol``.
+            NaN/inf, ``u_obs`` zero on the interior or of the sign opposite to ``forcing``
+            (the solution has the sign of ``f`` inside: maximum principle), magnitudes outside
+            [1e-50, 1e50] (``u_obs``, ``initial_guess`` or the coefficient scale
+            ``|f| / max|u_obs|``), non-positive or out-of-bounds ``initial_guess``,
+            ``noise_level`` outside [0, 1) or boolean.
+
+        Warns
+        -----
+        ConvergenceWarning
+            When iterative linear solves of a sample missed ``tol`` and were redone by sparse
+            LU (counted in ``report.linear_fallbacks``), or when a sample failed (its
+            coefficient is NaN, ``report.stop_reason`` is ``"failed"`` and ``report.error``
+            says why; the other samples are kept).
         """
         batch = self._observations(u_obs)
         u = batch.values
@@ -324,7 +335,15 @@ class DarcyInverseSolver:
         rows = []
         for k in range(len(u)):
             t0 = time.perf_counter()
-            m, row = self._invert(u[k], float(levels[k]), None if guess is None else guess[k], k)
+            try:
+                m, row = self._invert(u[k], float(levels[k]),
+                                      None if guess is None else guess[k], k)
+            except ConvergenceError as exc:
+                warnings.warn(f"DarcyInverseSolver: sample {k} failed and is NaN in the result; "
+                              f"the other samples are kept. {exc}", ConvergenceWarning,
+                              stacklevel=2)
+                m = np.full(u[k].shape, np.nan)
+                row = (0, 0, 0, 0.0, np.nan, np.nan, "failed", 0, str(exc))
             out[k] = np.exp(m)
             rows.append((*row, time.perf_counter() - t0))
         cols = list(zip(*rows, strict=True))
@@ -335,7 +354,9 @@ class DarcyInverseSolver:
             pde_solves=np.array(cols[1], dtype=np.int64) + np.array(cols[2], dtype=np.int64),
             equivalent_solves=np.array(cols[3]), residual=np.array(cols[4]),
             regularization=np.array(cols[5]), stop_reason=np.array(cols[6], dtype=str),
-            solve_time=np.array(cols[7]), method=self.method,
+            linear_fallbacks=np.array(cols[7], dtype=np.int64),
+            error=np.array(cols[8], dtype=str), solve_time=np.array(cols[9]),
+            method=self.method,
         )
         return batch.restore(out, name="a"), report
 
@@ -387,8 +408,15 @@ class DarcyInverseSolver:
         adjoint = sum(p.adjoint for p in problems)
         work = sum((p.forward + p.adjoint) * ((p.n - 1) / (n - 1)) ** 2 for p in problems)
         stop = reason if status == -1 else _STATUS[status]
+        fallbacks = sum(p.fallbacks for p in problems)
+        if fallbacks:
+            first = next(p.first_fallback for p in problems if p.fallbacks)
+            msg = (f"DarcyInverseSolver(linear_solver={self.linear_solver!r}): sample {index}: "
+                   f"{fallbacks} of {forward + adjoint} linear solves missed the tolerance and "
+                   f"were redone by sparse LU (the first on the {first}).")
+            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
         return m, (its, forward, adjoint, work, ev.misfit / problem.d_norm, ev.regularization,
-                   stop)
+                   stop, fallbacks, "")
 
     def _clip(self, c: float) -> float:
         return c if self.bounds is None else min(max(c, self.bounds[0]), self.bounds[1])
@@ -402,49 +430,11 @@ class DarcyInverseSolver:
             msg = (f"`u_obs` must be on a square n x n node grid with n >= 3; got shape "
                    f"{values.shape[1:]}.")
             raise ShapeError(msg)
-        zero = ~np.any(values[:, 1:-1, 1:-1], axis=(1, 2))
-        if zero.any():
-            msg = (f"`u_obs` must not be identically 0 on the interior nodes (no information "
-                   f"about a); got zero data in sample {int(np.argmax(zero))}.")
-            raise InputError(msg)
+        check_observations(values, forcing=self.forcing)
         return batch
 
     def _coefficient(self, a: Any, *, want: tuple[int, ...], name: str) -> Array:
-        arr = np.asarray(getattr(a, "values", a))
-        if arr.dtype.kind not in "fiu":
-            msg = f"`{name}` must be a real array; got dtype {arr.dtype}."
-            raise InputError(msg)
-        if arr.shape != tuple(want):
-            msg = f"`{name}` must have shape {tuple(want)} to match `u_obs`; got {arr.shape}."
-            raise ShapeError(msg)
-        check_finite(arr, name=name)
-        arr = arr.astype(np.float64)
-        if (arr <= 0).any():
-            msg = f"`{name}` must be > 0 everywhere; got minimum {float(arr.min())!r}."
-            raise InputError(msg)
-        if self.bounds is not None and name == "initial_guess":
-            lo, hi = self.bounds
-            if arr.min() < lo or arr.max() > hi:
-                msg = (f"`initial_guess` must lie within `bounds` {self.bounds}; got values in "
-                       f"[{arr.min():g}, {arr.max():g}].")
-                raise InputError(msg)
-        return arr
+        return check_coefficient(a, want=want, name=name, bounds=self.bounds)
 
     def _noise_levels(self, noise_level: Any, n_samples: int) -> Array:
-        if noise_level is None:
-            return np.full(n_samples, self.noise_level)
-        try:
-            levels = np.asarray(noise_level, dtype=np.float64)
-        except (TypeError, ValueError):
-            msg = f"`noise_level` must be a number or an array of numbers; got {noise_level!r}."
-            raise InputError(msg) from None
-        if levels.ndim == 0:
-            levels = np.full(n_samples, float(levels))
-        if levels.shape != (n_samples,):
-            msg = (f"`noise_level` must be a number or have shape ({n_samples},), one per "
-                   f"sample; got shape {levels.shape}.")
-            raise ShapeError(msg)
-        if not np.all(np.isfinite(levels)) or (levels < 0).any():
-            msg = f"`noise_level` must be finite and >= 0; got {levels.tolist()}."
-            raise InputError(msg)
-        return levels
+        return check_noise_levels(noise_level, n_samples, default=self.noise_level)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConvergenceError",
+    "ConvergenceWarning",
     "InputError",
     "NeuralopFemError",
     "ShapeError",
@@ -29,3 +30,8 @@ class ShapeError(InputError):
 
 class ConvergenceError(NeuralopFemError, RuntimeError):
     """An iterative solve missed its tolerance; the sample must not be used."""
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative solve missed its tolerance and was redone by a robust method, or one
+    sample of a batch failed and was reported as such while the others were kept."""

@@ -93,6 +93,11 @@ class Problem:
         The problem's solver ladder for the fair verdict, coarse to fine: one
         ``(solver short name, resolution, ((setting, value), ...), label)`` per rung; see
         :meth:`ladder` and :mod:`solvers.ladder`.
+    linear_solvers
+        The linear solvers its classical solvers take as ``linear_solver`` (e.g. ``"gmg"``,
+        ``"amg"``, ``"cg"``, ``"direct"``), the default first; empty when they take none. The
+        inverse problem has them although ``linear_system`` is False: each inversion does many
+        linear solves.
     """
 
     name: str
@@ -110,6 +115,7 @@ class Problem:
     benchmark_resolution: int
     physics: tuple[str, ...] = ()
     ladder_settings: tuple[tuple[str, int, tuple[tuple[str, object], ...], str], ...] = ()
+    linear_solvers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.grid not in GRIDS:
@@ -247,6 +253,7 @@ _DARCY = Problem(
     solvers={"fd": "darcy:DarcyFDSolver", "fem": "darcy:DarcyFEMSolver"},
     default_solver="fd", positive_input=True, zero_boundary_output=True, linear_system=True,
     benchmark_resolution=421, physics=("forcing",),
+    linear_solvers=("gmg", "amg", "cg", "direct", "banded", "dst-cg"),
     # FD on grids reachable from 421 (coefficient strided), banded Cholesky up to 61, then CG
     # with the fast-Poisson preconditioner to 1e-6 (far below the discretisation error):
     # errors 3.5e-2 (15) ... 1.1e-3 (211) against the 421 solution (benchmarks/bench_fair.py).
@@ -264,7 +271,7 @@ _DARCY_INVERSE = Problem(
     input_name="u", output_name="a", dims=("x", "y"), grid="nodes", data_problem="darcy",
     solvers={"adjoint": "darcy_inverse:DarcyInverseSolver"},
     default_solver="adjoint", positive_input=False, zero_boundary_output=False,
-    linear_system=False, benchmark_resolution=421,
+    linear_system=False, benchmark_resolution=421, linear_solvers=("gmg", "amg", "cg", "direct"),
 )
 
 #: Every problem by name (read-only).

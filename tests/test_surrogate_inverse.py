@@ -226,3 +226,153 @@ def test_evaluate_and_compare_commands_accept_inverse_runs(inverse_run, tmp_path
     assert saved.sizes["approach"] == 3
     assert saved.sizes["sample"] == 2
     saved.close()
+
+
+def test_test_split_is_what_training_saw(inverse_run):
+    run, data, config = inverse_run
+    sur = Surrogate.load(run)
+    u_obs, a_true = sur.test_split(data)
+    ds = load_dataset(data)
+    test = sur.run_info["splits"]["test"]
+    items = make_dataset(ds, config, indices=test, resolution=N, coarse=N_COARSE,
+                         input_normalizer=sur.operator.input_normalizer, in_memory=True)
+    seen = np.stack([items[i]["input"][..., 0].numpy() for i in range(len(items))])
+    # the same noise draws; training stores float32
+    np.testing.assert_allclose(u_obs.values, seen, rtol=0, atol=4 * np.finfo(np.float32).eps
+                               * float(np.abs(seen).max()))
+    np.testing.assert_array_equal(a_true.values, ds["a"].values[test])
+    assert u_obs.dims == ("sample", "x", "y")
+    np.testing.assert_array_equal(u_obs["sample"].values, ds["sample"].values[test])
+    assert sur.test_split(data, max_samples=1)[0].shape == (1, N, N)
+    with pytest.raises(InputError, match="`max_samples` must be None or an int >= 1"):
+        sur.test_split(data, max_samples=0)
+
+
+def test_noisy_observations_follow_the_training_formula(inverse_run):
+    run, data, config = inverse_run
+    sur = Surrogate.load(run)
+    u = load_dataset(data)["u"].values[:3]
+    obs = sur.noisy_observations(u, rng=np.random.default_rng(7))
+    z = np.random.default_rng(7).standard_normal(u.shape)
+    np.testing.assert_allclose(obs, u + config.noise * sur.noise_std() * z, rtol=1e-12)
+    # the run's own draws: sample k from SeedSequence([seed, k])
+    own = sur.noisy_observations(u[1], sample_ids=np.int64(1))
+    z1 = np.random.default_rng(np.random.SeedSequence([config.seed, 1])).standard_normal((N, N))
+    np.testing.assert_allclose(own, u[1] + config.noise * sur.noise_std() * z1, rtol=1e-12)
+    # and the relative level that noise has is what the classical inversion is given
+    noise = obs - u
+    level = np.linalg.norm(noise[:, 1:-1, 1:-1].reshape(3, -1), axis=1) / np.linalg.norm(
+        u[:, 1:-1, 1:-1].reshape(3, -1), axis=1)
+    np.testing.assert_allclose(level, sur.relative_noise_level(u), rtol=0.15)
+    with pytest.raises(InputError, match="Give exactly one of `sample_ids`"):
+        sur.noisy_observations(u)
+    with pytest.raises(InputError, match="Give exactly one of `sample_ids`"):
+        sur.noisy_observations(u, sample_ids=[0, 1, 2], rng=np.random.default_rng(0))
+    with pytest.raises(InputError, match="`sample_ids` must be 3 dataset sample indices"):
+        sur.noisy_observations(u, sample_ids=[0, 1])
+
+
+class _NegativeCandidate:
+    """A candidate whose coefficient dips below 0 (as a briefly trained model's can)."""
+
+    problem = "darcy-inverse"
+
+    def __init__(self, truth):
+        self.truth = truth
+
+    def solve(self, u):
+        out = self.truth.copy()
+        out[:, 10:14, 10:14] = -1.0
+        return out
+
+
+def test_compare_scores_a_negative_candidate_and_starts_from_its_admissible_part(inverse_run):
+    from neuralop_fem.evaluation.inverse_comparison import compare_inverse
+    from solvers.darcy_inverse import admissible_start
+
+    run, data, _ = inverse_run
+    sur = Surrogate.load(run)
+    u, truth = sur.test_split(data, max_samples=2)
+    solver = DarcyInverseSolver(maxiter=5)
+    out = compare_inverse(solver, _NegativeCandidate(truth.values), u, truth=truth,
+                          noise_level=0.01, keep_fields=True)
+    assert np.isnan(out["misfit"].sel(approach="surrogate").values).all()
+    assert (out["rel_l2"].sel(approach="surrogate").values > 0).all()
+    start = admissible_start(out["coefficient"].sel(approach="surrogate").values)
+    want = solver.solve(u.values, initial_guess=start, noise_level=0.01)
+    np.testing.assert_allclose(out["coefficient"].sel(approach="warm_started").values, want)
+
+
+def test_the_verdict_reports_no_saving_between_runs_cut_by_the_cap(inverse_run):
+    from neuralop_fem.evaluation.inverse_comparison import compare_inverse
+    from neuralop_fem.evaluation.inverse_report import inverse_summary_markdown
+
+    run, data, _ = inverse_run
+    sur = Surrogate.load(run)
+    u, truth = sur.test_split(data, max_samples=2)
+    out = compare_inverse(DarcyInverseSolver(maxiter=1), sur, u, truth=truth)
+    assert (out["stop_reason"].sel(approach="classical").values == "maxiter").all()
+    assert out.attrs["comparable_samples"] == 0
+    assert out.attrs["classical_at_cap"] == 2
+    assert np.isnan(out.attrs["solve_ratio"])
+    text = inverse_summary_markdown(out, title="t")
+    assert "no saving in PDE solves is reported" in text
+    assert "the classical inversion in 2 of 2 samples" in text
+    assert "fewer PDE solves" not in text
+    assert "more PDE solves" not in text
+    # with room to reach the stopping rule the saving is reported over the samples that did
+    roomy = compare_inverse(DarcyInverseSolver(maxiter=200), sur, u, truth=truth)
+    same = int(roomy.attrs["comparable_samples"])
+    assert same >= 1
+    text = inverse_summary_markdown(roomy, title="t")
+    ratio = roomy.attrs["solve_ratio"]
+    assert (f"{ratio:.2f}x fewer PDE solves" if ratio >= 1 else
+            f"{1 / ratio:.2f}x more PDE solves") in text
+    stops = roomy["stop_reason"].values
+    keep = (stops[1] == stops[2]) & np.isin(stops[1], ["discrepancy", "misfit_tol"])
+    solves = roomy["equivalent_solves"].values[:, keep]
+    assert roomy.attrs["solve_ratio"] == pytest.approx(solves[1].sum() / solves[2].sum())
+
+
+def _cli(*args):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "neuralop_fem.cli", *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_compare_command_on_an_inverse_run_with_maxiter_and_a_direct_solver(inverse_run,
+                                                                            tmp_path):
+    run, data, _ = inverse_run
+    out = tmp_path / "report"
+    proc = _cli("compare", run, "--data", data, "--out", out, "--max-samples", "2",
+                "--maxiter", "1", "--linear-solver", "direct", "--snap-warm-start")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = (out / "summary.md").read_text()
+    assert "no saving in PDE solves is reported" in text
+    assert "Stopped at the iteration cap (maxiter)" in text
+    saved = xr.open_dataset(out / "comparison.nc")
+    assert set(saved["stop_reason"].sel(approach="classical").values) == {"maxiter"}
+    saved.close()
+    bad = _cli("compare", run, "--data", data, "--out", tmp_path / "r2", "--maxiter", "0")
+    assert bad.returncode == 2
+    assert "--maxiter" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("level", [5, True, [0.01, 2.0]])
+def test_compare_refuses_a_noise_level_in_percent_or_a_bool(inverse_run, level):
+    from neuralop_fem.evaluation.inverse_comparison import compare_inverse
+
+    run, data, _ = inverse_run
+    sur = Surrogate.load(run)
+    u, truth = sur.test_split(data, max_samples=2)
+    with pytest.raises(InputError, match=r"`noise_level` must be relative noise levels in "
+                                         r"\[0, 1\) \(a fraction .*5 %\)"):
+        compare_inverse(DarcyInverseSolver(), sur, u, truth=truth, noise_level=level)

@@ -57,6 +57,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--linear-solver", dest="linear_solver", default=None,
                    choices=("gmg", "amg", "cg", "direct"),
                    help="Darcy linear solver of the reference (gmg, amg, cg, direct)")
+    p.add_argument("--maxiter", type=int_range(1), default=None, metavar="N",
+                   help="inverse runs: L-BFGS-B iterations of the classical inversion on the "
+                        "observation grid (default: the solver's, 40); a saving of the warm "
+                        "start is reported only where both inversions met the stopping rule")
     p.add_argument("--max-samples", dest="max_samples", type=int_range(1), default=64,
                    metavar="N", help="compare at most N >= 1 samples (default 64)")
     p.add_argument("--no-warm-start", dest="warm_start", action="store_false",
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     with naming(args.out):
         result = compare_run(
             args.run_dir, data=args.data, out=args.out, indices=args.indices, solver=args.solver,
-            linear_solver=args.linear_solver, max_samples=args.max_samples,
+            linear_solver=args.linear_solver, maxiter=args.maxiter, max_samples=args.max_samples,
             warm_start=args.warm_start, snap_warm_start=args.snap_warm_start, device=args.device,
             ladder=args.ladder,
         )

@@ -22,6 +22,14 @@ and reports per sample and method, against the true coefficient ``a``:
 * ``pde_solves`` and ``equivalent_solves`` (forward + adjoint solves of the inversion, the
   latter weighted to observation-grid solves), ``iterations`` and ``time`` (seconds per sample;
   the warm start includes the candidate's inference).
+
+A candidate's coefficient that is <= 0 somewhere (a briefly trained model) is scored as it
+is (its misfit is NaN: the forward model needs ``a > 0``) and raised to a floor by
+:func:`solvers.darcy_inverse.admissible_start` before it starts the inversion. The saving of
+the warm start (attributes ``solve_ratio``, ``time_ratio``) is computed only over the samples
+where both inversions ended by the same stopping rule (the discrepancy principle or
+``misfit_tol``); ``comparable_samples`` counts them and ``<approach>_at_cap`` counts the
+samples that stopped at the iteration cap instead.
 """
 
 from __future__ import annotations
@@ -34,7 +42,12 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 
 from solvers.contract import SolverInput, SupportsSolve, as_batch
-from solvers.darcy_inverse import coefficient_errors, pool_coefficient
+from solvers.darcy_inverse import (
+    NOISE_HINT,
+    admissible_start,
+    coefficient_errors,
+    pool_coefficient,
+)
 from solvers.grf import threshold as threshold_phases
 
 from ..config_base import positive_float
@@ -44,10 +57,12 @@ from ..surrogate.resample import resample_nodes
 if TYPE_CHECKING:  # pragma: no cover
     from solvers.darcy_inverse import DarcyInverseSolver, InverseSolveReport
 
-__all__ = ["INVERSE_APPROACHES", "INVERSE_METRICS", "compare_inverse"]
+__all__ = ["INVERSE_APPROACHES", "INVERSE_METRICS", "TARGET_STOPS", "compare_inverse"]
 
 #: The three answers compared, in order.
 INVERSE_APPROACHES = ("surrogate", "classical", "warm_started")
+#: Stop reasons of an inversion that ended by its stopping rule (not a cap, a stall or a failure).
+TARGET_STOPS = ("discrepancy", "misfit_tol")
 #: Per-sample metrics of each method.
 INVERSE_METRICS = ("rel_l2", "rel_l2_coarse", "misclassified", "misfit", "pde_solves",
                    "equivalent_solves", "iterations", "time")
@@ -87,8 +102,8 @@ def _candidate(candidate: SupportsSolve, u: Array) -> tuple[Array, Array, float]
         msg = (f"`candidate` must return a coefficient of shape (n_samples, m, m); got "
                f"{out.shape}.")
         raise ShapeError(msg)
-    if not np.isfinite(out).all() or (out <= 0).any():
-        msg = "`candidate` returned a coefficient that is not finite and > 0 everywhere."
+    if not np.isfinite(out).all():
+        msg = "`candidate` returned a coefficient that is not finite everywhere."
         raise InputError(msg)
     fine = out if out.shape[-1] == n else resample_nodes(out, n, order=1)
     return out, fine, seconds
@@ -126,10 +141,16 @@ def _misfit(solver: DarcyInverseSolver, a: Array, u: Array) -> Array:
 
     forward = DarcyFDSolver(forcing=solver.forcing, averaging=solver.averaging,
                             linear_solver=solver.linear_solver)
-    pred = forward.solve(a)
+    usable = (a > 0).all(axis=(1, 2)) & np.isfinite(a).all(axis=(1, 2))
+    out = np.full(len(u), np.nan)
+    if not usable.any():
+        return out
+    pred = forward.solve(a[usable])
     inner = (slice(None), slice(1, -1), slice(1, -1))
-    diff = (pred - u)[inner].reshape(len(u), -1)
-    return np.linalg.norm(diff, axis=1) / np.linalg.norm(u[inner].reshape(len(u), -1), axis=1)
+    diff = (pred - u[usable])[inner].reshape(int(usable.sum()), -1)
+    out[usable] = np.linalg.norm(diff, axis=1) / np.linalg.norm(
+        u[usable][inner].reshape(int(usable.sum()), -1), axis=1)
+    return out
 
 
 def _run_inversion(solver: DarcyInverseSolver, u: Array, levels: Array,
@@ -141,7 +162,12 @@ def _run_inversion(solver: DarcyInverseSolver, u: Array, levels: Array,
 def _noise_levels(noise_level: ArrayLike | None, candidate: SupportsSolve,
                   solver: DarcyInverseSolver, u: Array) -> Array:
     if noise_level is not None:
-        levels = np.broadcast_to(np.asarray(noise_level, dtype=np.float64), (len(u),)).copy()
+        raw = np.asarray(getattr(noise_level, "values", noise_level))
+        if raw.dtype.kind not in "fiu" or (raw >= 1).any():
+            msg = (f"`noise_level` must be relative noise levels in [0, 1) ({NOISE_HINT}); got "
+                   f"{noise_level!r}.")
+            raise InputError(msg)
+        levels = np.broadcast_to(raw.astype(np.float64), (len(u),)).copy()
     elif hasattr(candidate, "relative_noise_level"):
         levels = np.asarray(candidate.relative_noise_level(u), dtype=np.float64)
     else:
@@ -153,12 +179,9 @@ def _noise_levels(noise_level: ArrayLike | None, candidate: SupportsSolve,
 
 
 def _guess(fine: Array, solver: DarcyInverseSolver) -> Array:
-    """The candidate's coefficient as a start: inside the inversion's bounds when it has any."""
-    bounds = getattr(solver, "bounds", None)
-    if bounds is None:
-        return np.maximum(fine, 1e-6 * float(np.max(fine)))
-    low, high = bounds
-    return np.clip(fine, low * (1 + 1e-9), high * (1 - 1e-9))
+    """The candidate's coefficient as a start (:func:`admissible_start`: > 0, inside the
+    inversion's bounds when it has any)."""
+    return admissible_start(fine, bounds=getattr(solver, "bounds", None))
 
 
 def _phases(warm_phases: Any, threshold: float | None) -> tuple[tuple[float, float] | None,
@@ -291,12 +314,26 @@ def _summarise(ds: xr.Dataset, reference: object, candidate: object) -> None:
             v = v[np.isfinite(v)]
             ds.attrs[f"{m}_{k}_mean"] = float(v.mean()) if v.size else float("nan")
             ds.attrs[f"{m}_{k}_median"] = float(np.median(v)) if v.size else float("nan")
+    for m in ("classical", "warm_started"):
+        if m in ds["approach"].values:
+            stops = ds["stop_reason"].sel(approach=m).values
+            ds.attrs[f"{m}_at_cap"] = int(np.count_nonzero(stops == "maxiter"))
+            ds.attrs[f"{m}_failed"] = int(np.count_nonzero(stops == "failed"))
     if "warm_started" in ds["approach"].values:
-        solves = ds["equivalent_solves"]
-        c, w = solves.sel(approach="classical"), solves.sel(approach="warm_started")
-        tc, tw = ds["time"].sel(approach="classical"), ds["time"].sel(approach="warm_started")
-        ds.attrs["solve_ratio"] = float(c.sum() / max(float(w.sum()), 1e-12))
-        ds.attrs["time_ratio"] = float(tc.sum() / max(float(tw.sum()), 1e-12))
+        stop_c = ds["stop_reason"].sel(approach="classical").values
+        stop_w = ds["stop_reason"].sel(approach="warm_started").values
+        same = np.isin(stop_c, TARGET_STOPS) & (stop_c == stop_w)
+        ds.attrs["comparable_samples"] = int(same.sum())
+        solves = ds["equivalent_solves"].values[:, same]
+        times = ds["time"].values[:, same]
+        i_c, i_w = list(ds["approach"].values).index("classical"), list(
+            ds["approach"].values).index("warm_started")
+        ratio, t_ratio = float("nan"), float("nan")
+        if same.any():
+            ratio = float(solves[i_c].sum() / max(float(solves[i_w].sum()), 1e-12))
+            t_ratio = float(times[i_c].sum() / max(float(times[i_w].sum()), 1e-12))
+        ds.attrs["solve_ratio"] = ratio
+        ds.attrs["time_ratio"] = t_ratio
     ds.attrs.update(problem="darcy-inverse", n_samples=int(ds.sizes["sample"]),
                     reference=_name(reference),
                     candidate=_name(candidate))

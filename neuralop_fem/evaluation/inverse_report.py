@@ -52,21 +52,52 @@ def _verdict(ds: xr.Dataset) -> list[str]:
                    f"instead of {_mean(ds, 'time', 'classical'):.3g} s per sample.")
     s_m, c_m = _mean(ds, "misfit", "surrogate"), _mean(ds, "misfit", "classical")
     noise = float(np.mean(ds["noise_level"].values))
-    out.append(f"- Consistency with the data: the surrogate's coefficient reproduces the "
-               f"observations to a relative misfit of {s_m:.2e}; the inversion to {c_m:.2e} "
-               f"(noise level {noise:.2e}).")
+    fit = (f"reproduces the observations to a relative misfit of {s_m:.2e}" if np.isfinite(s_m)
+           else "is <= 0 at some nodes, so its data misfit is undefined")
+    out.append(f"- Consistency with the data: the surrogate's coefficient {fit}; the inversion "
+               f"reaches {c_m:.2e} (noise level {noise:.2e}).")
     s_f, c_f = _mean(ds, "rel_l2", "surrogate"), _mean(ds, "rel_l2", "classical")
     out.append(f"- Fine-grid detail: observation-grid error {s_f:.3e} (surrogate, interpolated "
                f"from its coarse grid) vs {c_f:.3e} (inversion).")
     if "warm_started" in approaches:
-        w_f = _mean(ds, "rel_l2", "warm_started")
-        phases = ds.attrs.get("warm_phases", "none")
-        start = "" if phases == "none" else f" (from the surrogate snapped to {phases})"
-        out.append(f"- Warm start{start}: {ds.attrs.get('solve_ratio', float('nan')):.2f}x "
-                   f"fewer PDE solves and {ds.attrs.get('time_ratio', float('nan')):.2f}x less "
-                   f"wall time (inference included) than the default start; its error "
-                   f"{w_f:.3e} vs {c_f:.3e}.")
+        out.append(_warm_verdict(ds, c_f))
+    for a in ("classical", "warm_started"):
+        failed = int(ds.attrs.get(f"{a}_failed", 0))
+        if failed:
+            out.append(f"- The {_LABEL[a]} failed on {failed} sample(s) (stop reason `failed`; "
+                       "NaN there, left out of the means).")
     return out
+
+
+def _warm_verdict(ds: xr.Dataset, c_f: float) -> str:
+    """The warm start's saving, only over samples where both runs met the same stopping rule."""
+    w_f = _mean(ds, "rel_l2", "warm_started")
+    phases = ds.attrs.get("warm_phases", "none")
+    start = "" if phases == "none" else f" (from the surrogate snapped to {phases})"
+    n = int(ds.sizes["sample"])
+    same = int(ds.attrs.get("comparable_samples", n))
+    caps = [f"the {_LABEL[a]} in {int(ds.attrs.get(f'{a}_at_cap', 0))} of {n} samples"
+            for a in ("classical", "warm_started") if int(ds.attrs.get(f"{a}_at_cap", 0))]
+    cap_text = (f" Stopped at the iteration cap (maxiter) instead of the stopping rule: "
+                f"{'; '.join(caps)}; raise it (`--maxiter`, or "
+                f"DarcyInverseSolver(maxiter=...)) to compare those." if caps else "")
+    if same == 0:
+        return (f"- Warm start{start}: no saving in PDE solves is reported: on no sample did "
+                f"both inversions end by the same stopping rule (discrepancy principle or "
+                f"misfit_tol), so their solve counts measure different things.{cap_text} "
+                f"Errors: {w_f:.3e} (warm-started) vs {c_f:.3e} (classical).")
+    where = "" if same == n else f" on the {same} of {n} samples where both met the stopping rule"
+    solves = _factor(float(ds.attrs.get("solve_ratio", float("nan"))), "fewer", "more")
+    time = _factor(float(ds.attrs.get("time_ratio", float("nan"))), "less", "more")
+    return (f"- Warm start{start}{where}: {solves} PDE solves and {time} wall time (inference "
+            f"included) than the default start; its error {w_f:.3e} vs {c_f:.3e}.{cap_text}")
+
+
+def _factor(ratio: float, fewer: str, more: str) -> str:
+    """``2.00x fewer`` for a ratio >= 1, ``1.23x more`` below (a warm start that costs more)."""
+    if np.isfinite(ratio) and 0 < ratio < 1:
+        return f"{1 / ratio:.2f}x {more}"
+    return f"{ratio:.2f}x {fewer}"
 
 
 def inverse_summary_markdown(ds: xr.Dataset, *, title: str, notes: str = "") -> str:

@@ -8,19 +8,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from numpy.typing import NDArray
-
 from solvers.problems import PROBLEMS, get_problem
 
 from ..errors import InputError
 from ..surrogate import Surrogate
+from ..surrogate.observations import sample_fields
 from .comparison import compare
 from .report import write_report
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
-    import xarray as xr
 
     from solvers.contract import Solver
 
@@ -33,9 +30,11 @@ def solver_names() -> list[str]:
 
 
 def reference_solver(name: str, surrogate: Surrogate, *,
-                     linear_solver: str | None = None) -> Solver:
+                     linear_solver: str | None = None, maxiter: int | None = None) -> Solver:
     """The reference solver named ``name`` (``"PROBLEM-SOLVER"``, or "auto": the training
-    data's solver, rebuilt from the run's provenance)."""
+    data's solver, rebuilt from the run's provenance), with ``linear_solver`` (problems whose
+    entry lists :attr:`~solvers.problems.Problem.linear_solvers`) and ``maxiter`` (the
+    inversion's L-BFGS-B iterations; inverse problems) when given."""
     problem = get_problem(surrogate.problem)
     if name == "auto":
         solver = surrogate.reference_solver()
@@ -50,14 +49,21 @@ def reference_solver(name: str, surrogate: Surrogate, *,
             msg = f"`solver` must solve {problem.name} like the surrogate; got {name!r}."
             raise InputError(msg)
         solver = problem.make_solver(short)
-    if linear_solver is not None:
-        if not problem.linear_system:
-            msg = (f"`linear_solver` applies to problems with a linear solve (darcy); got "
-                   f"{linear_solver!r} for {problem.name}.")
-            raise InputError(msg)
-        import dataclasses
+    import dataclasses
 
+    if linear_solver is not None:
+        if linear_solver not in problem.linear_solvers:
+            valid = ", ".join(map(repr, problem.linear_solvers)) or "none"
+            msg = (f"`linear_solver` (--linear-solver) must be one of the linear solvers of "
+                   f"{problem.name} ({valid}); got {linear_solver!r}.")
+            raise InputError(msg)
         solver = dataclasses.replace(solver, linear_solver=linear_solver)
+    if maxiter is not None:
+        if not problem.inverse:
+            msg = (f"`maxiter` (--maxiter) applies to inverse runs (the inversion's iteration "
+                   f"cap); got {maxiter!r} for a {problem.name} run.")
+            raise InputError(msg)
+        solver = dataclasses.replace(solver, maxiter=maxiter)
     return solver
 
 
@@ -79,7 +85,7 @@ def _phase_values(ds: Any, data: str | os.PathLike[str]) -> tuple[float, float]:
 def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str],
                 out: str | os.PathLike[str], indices: str | Iterable[int] = "test",
                 solver: str = "auto", linear_solver: str | None = None,
-                max_samples: int | None = 64, warm_start: bool = True,
+                maxiter: int | None = None, max_samples: int | None = 64, warm_start: bool = True,
                 snap_warm_start: bool = False,
                 device: str | torch.device | None = None, ladder: object = True,
                 timing_repeats: int = 1, workers: int | None = None) -> dict[str, Any]:
@@ -91,7 +97,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     draws as its evaluation) and the true coefficient is the dataset's, on the same grid; the
     reference is the classical inversion, also warm-started from the surrogate; with
     ``snap_warm_start`` from the surrogate's coefficient snapped to the two phase values the
-    dataset records (``contrast_low`` / ``contrast_high`` of ``generate``).
+    dataset records (``contrast_low`` / ``contrast_high`` of ``generate``); ``maxiter`` sets
+    the inversion's iteration cap (inverse runs only; default the solver's).
 
     Forward runs also get the fair verdict (:mod:`~neuralop_fem.evaluation.fair`): with
     ``ladder=True`` (default) the problem's own ladder (:meth:`solvers.problems.Problem.ladder`,
@@ -139,10 +146,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     n_file = int(ds.sizes["x"])
     stride = problem.stride(n_file, sur.resolution)
     sel = {dim: slice(None, None, stride) for dim in problem.dims}
-    reference = reference_solver(solver, sur, linear_solver=linear_solver)
+    reference = reference_solver(solver, sur, linear_solver=linear_solver, maxiter=maxiter)
     if problem.inverse:
         phases = _phase_values(ds, data) if snap_warm_start else None
-        inputs, truth = _inverse_observations(sur, ds, idx)
+        inputs, truth = sample_fields(sur, ds, idx)
         result = compare(reference, sur, inputs, reference_solution=truth,
                          warm_start=warm_start, keep_fields=True, warm_phases=phases)
     else:
@@ -234,24 +241,3 @@ def _unguarded_script() -> int | None:
     main = sys.modules.get("__main__")
     return _unguarded_call_line(main) if main is not None else None
 
-
-def _inverse_observations(sur: Surrogate, ds: xr.Dataset,
-                          idx: NDArray[np.int64]) -> tuple[xr.DataArray, xr.DataArray]:
-    """The noisy observations of an inverse run's evaluation (the same fixed noise draws) and
-    the true coefficient, both on the model's input grid, as DataArrays."""
-    import xarray as xr
-
-    from ..training.config import TrainConfig
-    from ..training.setup import make_dataset
-
-    config = TrainConfig.from_dict(sur.run_info["train_config"])
-    items = make_dataset(ds, config, indices=idx, resolution=sur.resolution,
-                         coarse=sur.output_resolution,
-                         input_normalizer=getattr(sur.operator, "input_normalizer", None),
-                         in_memory=False)
-    u = np.stack([items[i]["input"][..., 0].numpy() for i in range(len(items))])
-    stride = get_problem(sur.problem).stride(int(ds.sizes["x"]), sur.resolution)
-    a = ds["a"].isel(sample=idx).isel(x=slice(None, None, stride), y=slice(None, None, stride))
-    coords = {"sample": ds["sample"].values[idx], "x": sur.grid, "y": sur.grid}
-    obs = xr.DataArray(u.astype(np.float64), dims=("sample", "x", "y"), coords=coords, name="u")
-    return obs, a.load()

@@ -151,8 +151,9 @@ class Surrogate:
 
     @property
     def noise(self) -> float:
-        """The run's training noise factor (inverse problem; the paper's convention: the input
-        gets ``noise * (sigma(x) + 1e-5) * N(0, 1)``, ``sigma`` the pointwise training std)."""
+        """The run's training noise factor ``epsilon`` (inverse problem; the paper's
+        convention: the input gets ``noise * (sigma(x) + 1e-5) * N(0, 1)``, ``sigma`` the
+        pointwise training std; :mod:`neuralop_fem.surrogate.observations`)."""
         train = self.run_info.get("train_config", {})
         value = train.get("noise", 0.0) if isinstance(train, dict) else 0.0
         return float(value) if isinstance(value, int | float) else 0.0
@@ -175,19 +176,23 @@ class Surrogate:
         grid use ``sigma`` interpolated bilinearly to it (both norms are over that grid's
         interior nodes, so the ratio does not depend on the grid).
         """
-        batch = as_batch(inputs, name=self.spec.input_name, core_dims=self.spec.dims)
-        u = batch.values
-        std = self.noise_std()
-        if self.noise == 0 or std is None:
-            return np.zeros(len(u))
-        if u.shape[1:] != std.shape:
-            if u.ndim != 3 or u.shape[1] != u.shape[2] or u.shape[1] < 3:
-                msg = (f"`{self.spec.input_name}` must be square node grids (n, n), n >= 3, "
-                       f"to convert the noise level; got {u.shape[1:]}.")
-                raise ShapeError(msg)
-            std = resample_nodes(std[None], u.shape[1], order=1)[0]
-        num = self.noise * np.linalg.norm(std[1:-1, 1:-1])
-        return num / np.linalg.norm(u[:, 1:-1, 1:-1].reshape(len(u), -1), axis=1)
+        from .observations import relative_noise_level
+
+        return relative_noise_level(self, inputs)
+
+    def noisy_observations(self, u: SolverInput, *, sample_ids: object = None,
+                           rng: np.random.Generator | None = None) -> SolverOutput:
+        """``u`` with this run's training noise: :func:`.observations.noisy_observations`."""
+        from .observations import noisy_observations
+
+        return noisy_observations(self, u, sample_ids=sample_ids, rng=rng)  # type: ignore[arg-type]
+
+    def test_split(self, data: str | os.PathLike[str] | None = None, *,
+                   max_samples: int | None = None) -> tuple[Any, Any]:
+        """The run's test samples on the model grid: :func:`.observations.load_test_split`."""
+        from .observations import load_test_split
+
+        return load_test_split(self, data, max_samples=max_samples)
 
     @property
     def provenance(self) -> dict[str, Any]:

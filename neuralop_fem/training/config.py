@@ -129,7 +129,10 @@ class TrainConfig(FrozenConfig):
         Training grid (Burgers n, Darcy n x n, inverse n_f); reachable from the file's grid by
         striding. None: the file's grid.
     noise : float
-        Inverse problem: relative noise level epsilon added to the normalised input.
+        Inverse problem: the noise factor epsilon in [0, 1) of the paper's convention, the input
+        getting ``epsilon * (sigma(x) + 1e-5) * N(0, 1)`` (``epsilon * N(0, 1)`` on the
+        normalised input; :mod:`neuralop_fem.surrogate.observations`). Not the relative level
+        ``noise_level`` of the classical inversion.
     num_workers : int
         DataLoader worker processes.
     target_normalizer : {"reference", "global"}
@@ -194,6 +197,10 @@ class TrainConfig(FrozenConfig):
         self._set("lr_decay", decay)
         for name in ("grad_clip", "gamma", "noise", "weight_decay"):
             self._set(name, nonnegative_float(getattr(self, name), name))
+        if self.noise >= 1:
+            msg = (f"`noise` (--noise) must be a noise factor in [0, 1), a fraction (0.01 for "
+                   f"the paper's 1 %); got {self.noise!r}.")
+            raise ConfigError(msg)
         self._set("target_normalizer",
                   choice(self.target_normalizer, "target_normalizer", _TARGET_NORMALIZERS))
         pct = finite_float(self.pct_start, "pct_start")

@@ -264,10 +264,16 @@ def test_initial_guess_outside_bounds():
 @pytest.mark.parametrize(
     ("level", "error", "match"),
     [
-        (-0.1, InputError, r"`noise_level` must be finite and >= 0; got \[-0.1\]"),
-        (np.nan, InputError, r"`noise_level` must be finite and >= 0"),
+        (-0.1, InputError, r"`noise_level` must be relative noise levels in \[0, 1\) .*; got "
+                           r"\[-0.1\]"),
+        (np.nan, InputError, r"`noise_level` must be relative noise levels in \[0, 1\)"),
+        (5, InputError, r"`noise_level` must be relative noise levels in \[0, 1\) \(a fraction "
+                        r"\|\|noise\|\| / \|\|u\|\|, e.g. 0.05 for 5 %\); got \[5.0\]"),
+        (True, InputError, r"`noise_level` must be a number or an array of numbers .*got True"),
+        (np.array([False]), InputError, r"`noise_level` must be a number or an array of num"),
         ([0.1, 0.2], ShapeError, r"`noise_level` must be a number or have shape \(1,\)"),
-        ("high", InputError, r"`noise_level` must be a number or an array of numbers; got 'high'"),
+        ("high", InputError, r"`noise_level` must be a number or an array of numbers .*; got "
+                             r"'high'"),
     ],
 )
 def test_bad_noise_level_per_sample(level, error, match):
@@ -287,8 +293,12 @@ def test_objective_wants_one_sample():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"noise_level": -0.01}, r"`noise_level` must be a finite number >= 0; got -0.01"),
-        ({"noise_level": float("nan")}, r"`noise_level` must be a finite number >= 0; got nan"),
+        ({"noise_level": -0.01}, r"`noise_level` must be a relative noise level in \[0, 1\) "
+                                 r"\(a fraction .*\); got -0.01"),
+        ({"noise_level": float("nan")}, r"`noise_level` must be a relative noise level .*got nan"),
+        ({"noise_level": 5}, r"`noise_level` must be a relative noise level in \[0, 1\) .*5 %.*"
+                             r"got 5"),
+        ({"noise_level": True}, r"`noise_level` must be a relative noise level .*; got True"),
         ({"bounds": (12.0, 3.0)}, r"`bounds` must be None or \(lower, upper\) with 0 < lower < up"),
         ({"bounds": (0.0, 3.0)}, r"`bounds` must be None or \(lower, upper\)"),
         ({"bounds": (-1.0, 3.0)}, r"`bounds` must be None or \(lower, upper\)"),
@@ -390,8 +400,11 @@ def test_noise_is_reproducible_and_zero_level_is_exact(training_solutions):
 
 def test_noise_helpers_bad_input(training_solutions):
     u = training_solutions
-    with pytest.raises(InputError, match=r"`epsilon` must be a finite number >= 0; got -0.1"):
-        paper_noise_to_relative(-0.1, u)
+    for bad in (-0.1, 5, True):
+        with pytest.raises(InputError, match=r"`epsilon` must be a noise factor in \[0, 1\)"):
+            paper_noise_to_relative(bad, u)
+    with pytest.raises(InputError, match=r"`level` must be a noise factor in \[0, 1\).*got 5"):
+        add_noise(u, 5, rng=np.random.default_rng(0))
     with pytest.raises(InputError, match=r"`observed` must be given when `solutions` is a std"):
         paper_noise_to_relative(0.1, u.std(axis=0))
     with pytest.raises(ShapeError, match=r"`solutions` must hold >= 2 samples"):

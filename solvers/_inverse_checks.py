@@ -1,0 +1,136 @@
+"""Input checks of the Darcy inversion (private; the messages name the argument, the value
+received and what was expected)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._inverse_noise import NOISE_HINT
+from .contract import check_finite
+from .errors import InputError, ShapeError
+
+__all__ = ["MAGNITUDE", "check_coefficient", "check_noise_levels", "check_observations", "count",
+           "is_real", "real"]
+
+Array = NDArray[np.float64]
+
+#: Magnitudes the inversion accepts: observations, coefficients (starts, bounds), the forcing
+#: and the coefficient scale ``|f| / max|u_obs|`` the data imply lie within [1 / MAGNITUDE,
+#: MAGNITUDE]. Beyond, products in the solves (the adjoint state scales like ``u / a^2``, the
+#: CG inner products like its square) under- or overflow in float64: observations at 1e-97
+#: ended in a division by zero inside CG.
+MAGNITUDE = 1e50
+
+
+def is_real(value: Any) -> bool:
+    """A real scalar (Python or numpy), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def real(value: Any, *, name: str, low: float = 0.0, strict: bool = True) -> float:
+    """``value`` as a finite float > low (>= low when not strict), else InputError."""
+    ok = is_real(value) and bool(np.isfinite(value))
+    if ok:
+        ok = value > low if strict else value >= low
+    if not ok:
+        msg = f"`{name}` must be a finite number {'>' if strict else '>='} {low:g}; got {value!r}."
+        raise InputError(msg)
+    return float(value)
+
+
+def count(value: Any, *, name: str, low: int) -> int:
+    """``value`` as an int >= low (Python or numpy integer, not a bool), else InputError."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool | np.bool_) or value < low:
+        msg = f"`{name}` must be an int >= {low}; got {value!r}."
+        raise InputError(msg)
+    return int(value)
+
+
+def check_observations(values: Array, *, forcing: float) -> None:
+    """Refuse observations no coefficient can produce: zero, wrong sign, extreme magnitude."""
+    inner = values[:, 1:-1, 1:-1].reshape(len(values), -1)
+    zero = ~np.any(inner, axis=1)
+    if zero.any():
+        msg = (f"`u_obs` must not be identically 0 on the interior nodes (no information "
+               f"about a); got zero data in sample {int(np.argmax(zero))}.")
+        raise InputError(msg)
+    peak = np.abs(inner).max(axis=1)
+    scale = abs(forcing) / peak  # the coefficient scale the data imply
+    bad = (peak < 1 / MAGNITUDE) | (peak > MAGNITUDE) | (scale < 1 / MAGNITUDE) | (
+        scale > MAGNITUDE)
+    if bad.any():
+        k = int(np.argmax(bad))
+        msg = (f"`u_obs` must have magnitudes within [1e-50, 1e50], and so must the "
+               f"coefficient scale |forcing| / max|u_obs| = {scale[k]:.3g} they imply; got "
+               f"max|u_obs| = {peak[k]:.3g} in sample {k} (forcing {forcing:g}). "
+               f"Rescale the data (the problem is linear in f: scaling u_obs and forcing "
+               f"together leaves a unchanged).")
+        raise InputError(msg)
+    mean = np.sign(forcing) * inner.mean(axis=1)
+    if (mean <= 0).any():
+        k = int(np.argmax(mean <= 0))
+        sign = "positive" if forcing > 0 else "negative"
+        msg = (f"`u_obs` must have the sign of the forcing: with forcing {forcing:g} "
+               f"the solution is {sign} inside (maximum principle), but sample {k} has "
+               f"mean {inner[k].mean():.3g} over the interior nodes. Check the sign of the "
+               f"data, or pass the forcing that produced them.")
+        raise InputError(msg)
+
+
+def check_coefficient(a: Any, *, want: tuple[int, ...], name: str,
+                      bounds: tuple[float, float] | None) -> Array:
+    """``a`` (a start or an objective's argument) as float64 of shape ``want``, > 0, within
+    the magnitudes and (for ``initial_guess``) the bounds."""
+    arr = np.asarray(getattr(a, "values", a))
+    if arr.dtype.kind not in "fiu":
+        msg = f"`{name}` must be a real array; got dtype {arr.dtype}."
+        raise InputError(msg)
+    if arr.shape != tuple(want):
+        msg = f"`{name}` must have shape {tuple(want)} to match `u_obs`; got {arr.shape}."
+        raise ShapeError(msg)
+    check_finite(arr, name=name)
+    arr = arr.astype(np.float64)
+    if (arr <= 0).any():
+        hint = (" (a surrogate's coefficient can dip below 0: "
+                "solvers.darcy_inverse.admissible_start raises it to a floor)"
+                if name == "initial_guess" else "")
+        msg = f"`{name}` must be > 0 everywhere; got minimum {float(arr.min())!r}{hint}."
+        raise InputError(msg)
+    if arr.min() < 1 / MAGNITUDE or arr.max() > MAGNITUDE:
+        msg = (f"`{name}` must have values within [1e-50, 1e50]; got values in "
+               f"[{arr.min():.3g}, {arr.max():.3g}].")
+        raise InputError(msg)
+    if bounds is not None and name == "initial_guess":
+        lo, hi = bounds
+        if arr.min() < lo or arr.max() > hi:
+            msg = (f"`initial_guess` must lie within `bounds` {bounds}; got values in "
+                   f"[{arr.min():g}, {arr.max():g}].")
+            raise InputError(msg)
+    return arr
+
+
+def check_noise_levels(noise_level: Any, n_samples: int, *, default: float) -> Array:
+    """Per-sample relative noise levels in [0, 1) (None: ``default`` for every sample)."""
+    if noise_level is None:
+        return np.full(n_samples, default)
+    raw = np.asarray(getattr(noise_level, "values", noise_level))
+    if raw.dtype.kind not in "fiu":
+        msg = (f"`noise_level` must be a number or an array of numbers ({NOISE_HINT}); "
+               f"got {noise_level!r}.")
+        raise InputError(msg)
+    levels = raw.astype(np.float64)
+    if levels.ndim == 0:
+        levels = np.full(n_samples, float(levels))
+    if levels.shape != (n_samples,):
+        msg = (f"`noise_level` must be a number or have shape ({n_samples},), one per "
+               f"sample; got shape {levels.shape}.")
+        raise ShapeError(msg)
+    if not np.all(np.isfinite(levels)) or (levels < 0).any() or (levels >= 1).any():
+        msg = (f"`noise_level` must be relative noise levels in [0, 1) ({NOISE_HINT}); got "
+               f"{levels.tolist()}.")
+        raise InputError(msg)
+    return levels

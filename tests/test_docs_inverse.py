@@ -1,0 +1,101 @@
+"""docs/inverse_problem.md followed literally by a newcomer, at small sizes.
+
+In an empty directory: the commands of "Train one" (a tiny file and a 2-epoch tiny model: only
+sizes change, by :data:`SHRINK`), then the Python blocks of "In a script" and "Compare" as one
+script, as written (warm start included), then the command lines of "Compare" through the real
+command line in a subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from .training.conftest import TINY_INVERSE, set_args
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "inverse_problem.md"
+
+#: (pattern, replacement): the doc's sizes -> small ones (29 -> 8 is the 141 -> 36 rule).
+SHRINK: list[tuple[str, str]] = [
+    (r"^(generate darcy .*)--samples 64", r"\1--samples 24 --resolution 29 --workers 0"),
+    (r"^(train .*--preset darcy-inverse-galerkin.*)--epochs 2",
+     r"\1--epochs 2 --batch-size 4 " + shlex.join(set_args(TINY_INVERSE))),
+    (r"^(compare .*)--max-samples 8", r"\1--max-samples 2"),
+]
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end >= 0 else None]
+
+
+def _blocks(section: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", section, re.S)
+
+
+def _commands(section: str) -> list[str]:
+    lines = [line.split("#", 1)[0].strip() for b in _blocks(section, "bash")
+             for line in b.splitlines()]
+    out = []
+    for line in filter(None, lines):
+        if line.startswith("mkdir "):
+            out.append(line)
+            continue
+        assert line.startswith("neuralop-fem "), f"unexpected command in the doc: {line}"
+        small = line.removeprefix("neuralop-fem ")
+        for pattern, replacement in SHRINK:
+            small = re.sub(pattern, replacement, small)
+        if small.split()[0] in ("generate", "train"):
+            assert small != line.removeprefix("neuralop-fem "), f"no rule shrinks {line!r}"
+        out.append(small)
+    return out
+
+
+#: Runs the doc's steps in order in one process (the real command line's ``main`` for each
+#: ``neuralop-fem`` line: one start-up instead of one each); ``GUIDE`` marks the script.
+_DRIVER = """\
+import runpy, shlex, subprocess, sys
+from neuralop_fem.cli import main
+
+for line in sys.argv[1:]:
+    print("$", line, flush=True)
+    if line == "GUIDE":
+        runpy.run_path("guide.py", run_name="__main__")
+    elif line.startswith("mkdir "):
+        subprocess.run(shlex.split(line), check=True)
+    else:
+        status = main(shlex.split(line))
+        if status != 0:
+            sys.exit(f"exit status {status}: {line}")
+"""
+
+
+def test_the_inverse_guide_runs_as_written(tmp_path):
+    text = DOC.read_text()
+    train = _commands(_section(text, "Train one"))
+    assert [c.split()[0] for c in train] == ["generate", "mkdir", "train"]
+    script = "\n".join(_blocks(_section(text, "In a script"), "python")
+                       + _blocks(_section(text, "Compare"), "python"))
+    assert "initial_guess=start" in script  # the warm start is part of what runs
+    compare = _commands(_section(text, "Compare"))
+    assert [c.split()[0] for c in compare] == ["evaluate", "compare"]
+    assert "--maxiter" in compare[1]
+    (tmp_path / "guide.py").write_text(script)
+    (tmp_path / "driver.py").write_text(_DRIVER)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    steps = [*train, "GUIDE", *compare]
+    # warnings (e.g. a linear-solve fallback) may show on stderr, never stop the guide
+    proc = subprocess.run([sys.executable, "driver.py", *steps], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert proc.stdout.count("$ ") == len(steps)
+    assert "discrepancy" in proc.stdout or "maxiter" in proc.stdout
+    summary = (tmp_path / "report-inverse" / "summary.md").read_text()
+    assert "Warm start" in summary
