@@ -8,6 +8,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from solvers.problems import PROBLEMS, get_problem
 
 from ..errors import InputError
@@ -18,6 +21,7 @@ from .report import write_report
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
+    import xarray as xr
 
     from solvers.contract import Solver
 
