@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_adjoint import average_pool_nodes
+from .checks import is_int
 from .contract import check_finite
 from .errors import InputError, ShapeError
 
@@ -156,7 +157,7 @@ def pool_coefficient(a: ArrayLike, *, factor: int) -> Array:
     """
     arr = np.asarray(a, dtype=np.float64)
     n = arr.shape[-1]
-    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1 or (n - 1) % factor:
+    if not is_int(factor) or factor < 1 or (n - 1) % factor:
         msg = f"`factor` must be an int >= 1 dividing n - 1 = {n - 1}; got {factor!r}."
         raise InputError(msg)
     return average_pool_nodes(arr, factor=factor)

@@ -39,6 +39,7 @@ from ._darcy_fd import AVERAGINGS, assemble_fd
 from ._darcy_fem import ELEMENTS, assemble_mesh, element_for, grid_fem
 from ._darcy_grid import _blas_limit, _check_choice, _check_common, _DarcyGridSolver, _maxiter
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
+from .checks import check_int
 from .contract import SolveReport, check_finite
 from .errors import ConvergenceError, InputError, ShapeError
 
@@ -136,10 +137,8 @@ class DarcyFDSolver(_DarcyGridSolver):
     def __post_init__(self) -> None:
         _check_common(self)
         _check_choice(self.averaging, name="averaging", valid=AVERAGINGS)
-        bs = self.batch_size
-        if isinstance(bs, bool) or not isinstance(bs, int) or bs < 1:
-            msg = f"`batch_size` must be an int >= 1; got {bs!r}."
-            raise InputError(msg)
+        object.__setattr__(self, "batch_size", check_int(self.batch_size, name="batch_size",
+                                                         minimum=1))
 
     def _method(self) -> str:
         return f"FD 5-point, {self.averaging} faces; {self.linear_solver} (tol={self.tol:g})"

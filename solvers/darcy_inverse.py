@@ -43,6 +43,7 @@ from ._darcy_fd import AVERAGINGS
 from ._darcy_linear import LINEAR_SOLVERS
 from ._inverse_noise import add_noise, coefficient_errors, paper_noise_to_relative, pool_coefficient
 from ._inverse_report import InverseSolveReport
+from .checks import check_int, check_real, is_real
 from .contract import Batch, SolverInput, SolverOutput, as_batch, check_finite
 from .errors import InputError, ShapeError
 
@@ -62,20 +63,11 @@ _STATUS = {-1: "target", 0: "stationary", 1: "maxiter", 2: "stalled"}
 
 def _real(value: Any, *, name: str, low: float = 0.0, strict: bool = True) -> float:
     """``value`` as a finite float > low (>= low when not strict), else InputError."""
-    ok = not isinstance(value, bool) and isinstance(value, int | float) and bool(np.isfinite(value))
-    if ok:
-        ok = value > low if strict else value >= low
-    if not ok:
-        msg = f"`{name}` must be a finite number {'>' if strict else '>='} {low:g}; got {value!r}."
-        raise InputError(msg)
-    return float(value)
+    return check_real(value, name=name, low=low, low_open=strict)
 
 
 def _count(value: Any, *, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        msg = f"`{name}` must be an int >= {low}; got {value!r}."
-        raise InputError(msg)
-    return value
+    return check_int(value, name=name, minimum=low)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,7 +177,7 @@ class DarcyInverseSolver:
 
     def __post_init__(self) -> None:
         f = self.forcing
-        if isinstance(f, bool) or not isinstance(f, int | float) or not np.isfinite(f) or f == 0:
+        if not is_real(f) or not np.isfinite(f) or f == 0:
             msg = f"`forcing` must be a finite nonzero number (f = 0 gives u = 0); got {f!r}."
             raise InputError(msg)
         values: dict[str, Any] = {"forcing": float(f)}
@@ -207,11 +199,11 @@ class DarcyInverseSolver:
             values["regularization"] = _real(self.regularization, name="regularization",
                                              strict=False)
         for name in ("maxiter", "coarse_maxiter", "levels", "warm_levels", "memory"):
-            _count(getattr(self, name), name=name, low=1)
+            values[name] = _count(getattr(self, name), name=name, low=1)
         if self.bounds is not None:
             b = self.bounds
             ok = isinstance(b, tuple | list) and len(b) == 2 and all(
-                not isinstance(v, bool) and isinstance(v, int | float) for v in b)
+                is_real(v) for v in b)
             if not ok or not (np.isfinite(b[0]) and np.isfinite(b[1]) and 0 < b[0] < b[1]):
                 msg = (f"`bounds` must be None or (lower, upper) with 0 < lower < upper, both "
                        f"finite; got {b!r}.")
