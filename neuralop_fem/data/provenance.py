@@ -32,6 +32,7 @@ import numpy as np
 from solvers.problems import get_problem
 
 from ..errors import DatasetError
+from .names import FIELD_VARIABLES, OPTIONAL_FIELDS
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -255,8 +256,6 @@ def dataset_provenance(data: xr.Dataset, path: str | os.PathLike[str] | None) ->
 def field_names(data: xr.Dataset) -> list[str]:
     """The field variables of ``data``'s problem that it holds (e.g. ``a`` and ``u``, plus a
     stored trajectory), in schema order; not the per-sample diagnostics such as wall times."""
-    from .schema import FIELD_VARIABLES, OPTIONAL_FIELDS
-
     problem = str(data.attrs.get("problem"))
     known = list(FIELD_VARIABLES.get(problem, {})) + list(OPTIONAL_FIELDS.get(problem, {}))
     return [v for v in known if v in data.data_vars]

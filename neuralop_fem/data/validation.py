@@ -1,4 +1,4 @@
-"""Validation of datasets against the schema (:mod:`neuralop_fem.data.schema`).
+"""Validation of datasets against the schema (:mod:`neuralop_fem.data.names`).
 
 :func:`validate` inspects metadata, dims, dtypes and coordinates only, so a lazily opened
 dataset stays lazy; every failure is a :class:`~neuralop_fem.errors.DatasetError` naming the
@@ -16,7 +16,7 @@ from solvers.problems import get_problem
 
 from .. import __version__
 from ..errors import DatasetError
-from .schema import (
+from .names import (
     DIAGNOSTICS,
     FIELD_VARIABLES,
     ITERATIONS,

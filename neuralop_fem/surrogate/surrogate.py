@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from solvers.checks import check_int
 from solvers.contract import Batch, Solver, SolveReport, SolverInput, SolverOutput, as_batch
 from solvers.problems import get_problem
 
@@ -79,9 +80,7 @@ class Surrogate:
         self.spec = get_problem(problem)
         self.output_resolution = int(resolution if output_resolution is None
                                      else output_resolution)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            msg = f"`batch_size` must be an int >= 1; got {batch_size!r}."
-            raise InputError(msg)
+        batch_size = check_int(batch_size, name="batch_size", minimum=1)
         self.device = torch.device(device) if device is not None else _default_device()
         self.operator = operator.to(self.device).eval()
         self.problem = problem
