@@ -97,6 +97,27 @@ def test_no_private_module_is_imported_from_another_package(package):
     assert not bad, bad
 
 
+@pytest.mark.parametrize("folder", ["benchmarks", "docs/examples"])
+def test_scripts_import_no_private_solver_module(folder):
+    """Benchmarks and examples use the public modules of ``solvers`` (the kernels they time
+    are named by :mod:`solvers.kernels`), never ``solvers._name``."""
+    bad = []
+    for path in sorted((ROOT / folder).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "solvers" and any(p.startswith("_") and not p.startswith("__")
+                                                 for p in parts[1:]):
+                    bad.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not bad, bad
+
+
 @pytest.mark.parametrize("package", PACKAGES)
 def test_modules_stay_focused(package):
     too_long = {str(p.relative_to(ROOT)): n for p in _python_files(package)
