@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import __version__
 from ..errors import DatasetError
+from .attrs import netcdf_attrs
 from .names import (
     CONVENTIONS,
     DIAGNOSTICS,
@@ -105,54 +106,6 @@ def burgers_grid(n: int) -> np.ndarray:
 def darcy_grid(n: int) -> np.ndarray:
     """The Darcy node grid ``x_i = i/(n-1)``, ``i = 0..n-1`` on [0, 1] (float64, ``(n,)``)."""
     return np.arange(n, dtype=np.float64) / (n - 1)
-
-
-def netcdf_attrs(mapping: Mapping[str, object]) -> dict[str, Any]:
-    """Return ``mapping`` as plain netCDF attributes a person can read.
-
-    bool -> int (0/1), None -> the string ``"none"``, nested mappings are flattened with
-    ``parent_child`` keys, sequences of numbers -> float64/int64 arrays, sequences of strings
-    -> one comma-separated string, numpy scalars -> Python scalars.
-
-    Raises
-    ------
-    DatasetError
-        For a value of another type.
-    """
-    out: dict[str, Any] = {}
-    for key, value in mapping.items():
-        if isinstance(value, Mapping):
-            for sub, v in netcdf_attrs(value).items():
-                out[f"{key}_{sub}"] = v
-        elif isinstance(value, bool | np.bool_):
-            out[key] = int(value)
-        elif value is None:
-            out[key] = "none"
-        elif isinstance(value, str):
-            out[key] = value
-        elif isinstance(value, int | np.integer):
-            out[key] = int(value)
-        elif isinstance(value, float | np.floating):
-            out[key] = float(value)
-        elif isinstance(value, list | tuple | np.ndarray):
-            arr = np.asarray(value)
-            strings = arr.dtype.kind == "O" and all(isinstance(v, str) for v in value)
-            if arr.dtype.kind in "US" or strings:
-                out[key] = ",".join(str(v) for v in value)
-            elif arr.dtype.kind in "iu":
-                out[key] = arr.astype(np.int64)
-            elif arr.dtype.kind in "fb":
-                out[key] = arr.astype(np.float64)
-            else:
-                msg = f"attribute `{key}` must be numbers or strings; got {value!r}."
-                raise DatasetError(msg)
-        else:
-            msg = (
-                f"attribute `{key}` must be a str, number, bool, None, sequence or mapping; "
-                f"got {type(value).__name__}."
-            )
-            raise DatasetError(msg)
-    return out
 
 
 def _global_attrs(problem: str, attrs: Mapping[str, object], dtype: np.dtype) -> dict[str, Any]:

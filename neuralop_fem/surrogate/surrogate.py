@@ -70,6 +70,9 @@ class Surrogate:
         Samples per forward pass; bounds the memory (activations ~ batch_size * n^d * width).
     ood_reference : OODReference or None
         Training-input statistics for the out-of-distribution check (None: no check).
+
+    Inputs of any real dtype are taken as float64 (the solver contract), cast to the model's
+    :attr:`dtype` for the forward pass, and predictions come back as float64.
     """
 
     def __init__(self, operator: torch.nn.Module, *, problem: str, resolution: int,
@@ -381,8 +384,14 @@ class Surrogate:
             warnings.warn(f"{self.name}: {message}; predictions may be unreliable.",
                           OODWarning, stacklevel=3)
 
+    @property
+    def dtype(self) -> torch.dtype:
+        """The floating-point dtype the model computes in (inputs are cast to it)."""
+        param = next(self.operator.parameters(), None)
+        return torch.float32 if param is None else param.dtype
+
     def _predict(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        dtype = next(self.operator.parameters()).dtype
+        dtype = self.dtype
         out = []
         with torch.no_grad():
             for start in range(0, len(values), self.batch_size):
