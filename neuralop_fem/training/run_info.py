@@ -245,7 +245,7 @@ def _check_agreement(info: dict[str, Any], source: Any) -> None:
     the data; the recorded data provenance rebuilds the solver that produced the labels."""
     from solvers.problems import get_problem
 
-    from ..data.provenance import solver_from_record
+    from ..data.provenance import generation_settings, solver_from_record
     from ..errors import DatasetError
 
     task = info.get("task", info.get("problem"))
@@ -261,9 +261,10 @@ def _check_agreement(info: dict[str, Any], source: Any) -> None:
         raise _fail(source, "data.problem", f"{data_problem!r}, the data of task {task!r}",
                     data["problem"])
     if isinstance(data.get("config_json"), str):
+        attrs, where = {"config_json": data["config_json"]}, f"{source}, field `data.config_json`"
         try:
-            solver_from_record({"config_json": data["config_json"]}, data_problem,
-                               source=f"{source}, field `data.config_json`")
+            if generation_settings(attrs, source=where) is not None:  # a generated file's record
+                solver_from_record(attrs, data_problem, source=where)
         except DatasetError as exc:
             raise RunDirectoryError(str(exc)) from None
 
