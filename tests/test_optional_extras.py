@@ -59,18 +59,19 @@ def test_mesh_io_without_meshio_names_the_extra(monkeypatch, tmp_path, call):
     from neuralop_fem.surrogate import mesh as mesh_module
 
     mesh = _mesh()
-    path = tmp_path / "f.vtu"
-    mesh_module.export_fields(path, mesh, point_data={"u": np.zeros(mesh.nvertices)})
+    path = tmp_path / "f.vtu"  # never written: the check comes first
     for name in ("meshio", "skfem.io.meshio"):
         monkeypatch.setitem(sys.modules, name, None)
     run = {
-        "export_fields": lambda: mesh_module.export_fields(tmp_path / "g.vtu", mesh),
+        "export_fields": lambda: mesh_module.export_fields(
+            path, mesh, point_data={"u": np.zeros(mesh.nvertices)}),
         "read_fields": lambda: mesh_module.read_fields(path),
         "mesh_from_meshio": lambda: mesh_module.mesh_from_meshio(object()),
     }[call]
     with pytest.raises(MissingExtraError, match=rf"{call} needs the optional package `meshio`, "
                                                 r".*pip install neuralop-fem\[mesh\]"):
         run()
+    assert not path.exists()
 
 
 def test_every_extra_is_declared_in_pyproject():
