@@ -145,6 +145,37 @@ def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return model, train
 
 
+#: The training settings that make a run's scale (a row's mode claims them).
+SCALE_FIELDS = ("epochs", "n_train", "n_val", "n_test", "resolution")
+
+
+def run_scale(run_info: dict[str, Any]) -> dict[str, Any]:
+    """The scale a run really had: its epochs, splits and grid, and its dataset's size."""
+    train = run_info["train_config"]
+    data = run_info.get("data") or {}
+    return {**{k: train.get(k) for k in SCALE_FIELDS},
+            "epochs_completed": run_info.get("epochs_completed"),
+            "data_samples": data.get("n_samples"), "data_grid": data.get("grid")}
+
+
+def scale_shortfalls(run_info: dict[str, Any], claimed: dict[str, Any]) -> list[str]:
+    """Where a run falls short of the ``claimed`` scale (settings of :data:`SCALE_FIELDS`):
+    fewer epochs or samples, or another grid; empty when it has that scale (more epochs, as
+    in a longer recipe, is that scale too)."""
+    scale = run_scale(run_info)
+    short = []
+    for key in SCALE_FIELDS:
+        want, got = claimed[key], scale[key]
+        if key == "resolution" and got != want:
+            short.append(f"resolution {got} (not {want})")
+        elif key != "resolution" and (got is None or got < want):
+            short.append(f"{key} {got} (< {want})")
+    done = scale["epochs_completed"]
+    if done is not None and done < claimed["epochs"]:
+        short.append(f"epochs_completed {done} (< {claimed['epochs']})")
+    return short
+
+
 def group_key(entry: dict[str, Any]) -> str:
     """Rows that differ only in the seed share this key.
 

@@ -34,10 +34,9 @@ import scipy
 import skfem
 from scipy.interpolate import RectBivariateSpline
 
-from solvers import _darcy_linear
-from solvers._darcy_fd import assemble_fd
 from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
 from solvers.grf import NeumannGRF, threshold
+from solvers.kernels import assemble_fd, solve_linear
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run_script  # noqa: E402
@@ -88,7 +87,7 @@ def bench_speed(sizes: list[int], methods: list[str], n_samples: int, repeats: i
                 best = np.inf
                 for _ in range(repeats):
                     t0 = time.perf_counter()
-                    x, its, res = _darcy_linear.solve_linear(
+                    x, its, res = solve_linear(
                         mat, b, method=method, tol=1e-10, maxiter=20000, grid_n=n
                     )
                     best = min(best, time.perf_counter() - t0)

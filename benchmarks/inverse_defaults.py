@@ -34,13 +34,13 @@ import numpy as np
 import scipy
 
 from solvers import DarcyFDSolver, DarcyInverseSolver, NeumannGRF, threshold
-from solvers._darcy_adjoint import prolong_nodes
 from solvers.darcy_inverse import (
     add_noise,
     coefficient_errors,
     paper_noise_to_relative,
     pool_coefficient,
 )
+from solvers.kernels import prolong_nodes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import count, run_script  # noqa: E402

@@ -48,10 +48,13 @@ from _common import count, input_file, number_above, run_script, write_results  
 from _common import record as run_record  # noqa: E402
 from _data_identity import data_matches, record_identical, same_values_checksum  # noqa: E402
 from _reproduction_record import (  # noqa: E402
+    SCALE_FIELDS,
     VISCOSITY,
     changes,
     dataset_record,
     markdown,
+    run_scale,
+    scale_shortfalls,
     train_command,
     upgrade_legacy,
 )
@@ -224,6 +227,27 @@ def check_recordable(info: dict[str, Any], run_dir: Path, data_row: dict[str, An
         raise ConfigError(msg)
 
 
+def check_scale(info: dict[str, Any], run_dir: Path, mode: str) -> None:
+    """Refuse a row whose mode (``paper``, ``reduced``) claims a scale the run did not have:
+    fewer epochs or training samples, or another grid, than the preset (with :data:`REDUCED`
+    for ``reduced``). Smaller runs are recorded with ``--quick``, which says so."""
+    from neuralop_fem.errors import ConfigError
+    from neuralop_fem.training import training_preset
+
+    if mode == "quick":
+        return
+    preset = training_preset(str(info["preset"]))
+    if mode == "reduced":
+        preset = preset.replace(**REDUCED)
+    claimed = {k: getattr(preset, k) for k in SCALE_FIELDS}
+    short = scale_shortfalls(info, claimed)
+    if short:
+        msg = (f"--record {run_dir}: not a {mode}-scale run of {info['preset']}: "
+               f"{', '.join(short)}; a {mode} row must have the {mode} scale (record a smaller "
+               "run with --quick, which labels it so)")
+        raise ConfigError(msg)
+
+
 def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bool,
              eval_device: str | None, reproduce: str | None,
              training_commit: str | None = None) -> dict[str, Any]:
@@ -236,6 +260,7 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
     check_recordable(info, run_dir, data_row)
     task = info["task"]
     mode = "quick" if quick else "reduced" if reduced and task != "burgers" else "paper"
+    check_scale(info, run_dir, mode)
     if task == "burgers":
         resolutions = QUICK["burgers"]["eval_n"] if quick else (512, 2048, 8192)
     else:
@@ -271,7 +296,7 @@ def evaluate(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: boo
                      "train": train_command(info, Path(data), run_dir, model_changes,
                                             train_changes),
                      "evaluate": commands},
-        "errors": errors, "recorded_by": run_record(),
+        "scale": run_scale(info), "errors": errors, "recorded_by": run_record(),
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 

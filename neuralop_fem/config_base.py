@@ -34,6 +34,8 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Self, TypeGuard
 
+from solvers.checks import is_int, is_real
+
 from .errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,22 +56,13 @@ __all__ = [
 
 
 def _is_int(value: object) -> TypeGuard[int | np.integer]:
-    import numpy as np
-
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+    return is_int(value)
 
 
 def _as_float(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        try:
-            import numpy as np
-
-            if isinstance(value, np.floating | np.integer) and not isinstance(value, np.bool_):
-                return float(value)
-        except ImportError:  # pragma: no cover
-            pass
-        return math.nan
-    return float(value)
+    """``float(value)`` for a real number that is not a bool (:func:`solvers.checks.is_real`),
+    NaN for anything else (a string, a bool, None), so the range checks below refuse it."""
+    return float(value) if is_real(value) else math.nan  # type: ignore[arg-type]
 
 
 #: Largest integer a config holds: configs are stored as netCDF attributes, JSON and torch

@@ -15,6 +15,7 @@ __all__ = [
     "ConvergenceError",
     "DatasetError",
     "InputError",
+    "MissingExtraError",
     "NeuralopFemError",
     "RunDirectoryError",
     "ShapeError",
@@ -27,6 +28,11 @@ class DatasetError(NeuralopFemError, ValueError):
 
     The message names the file (or ``<in-memory dataset>``) and what is wrong.
     """
+
+
+class MissingExtraError(NeuralopFemError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message names the
+    extra to install (``pip install neuralop-fem[EXTRA]``)."""
 
 
 class ConfigError(InputError):

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
+from .checks import check_choice, check_optional_int, check_real
 from .contract import Batch, SolveReport, SolverInput, SolverOutput, as_batch, check_finite
 from .errors import ConvergenceError, InputError, ShapeError
 
@@ -24,37 +25,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _check_choice(value: str, *, name: str, valid: tuple[str, ...]) -> None:
-    if value not in valid:
-        msg = f"`{name}` must be one of {', '.join(map(repr, valid))}; got {value!r}."
-        raise InputError(msg)
+    check_choice(value, name=name, valid=valid)
 
 
 def _check_common(solver: Any) -> None:
     """Validate and normalise the settings shared by both solvers (frozen dataclasses)."""
-    forcing = solver.forcing
-    real = isinstance(forcing, int | float) and not isinstance(forcing, bool)
-    if not real or not np.isfinite(forcing):
-        msg = f"`forcing` must be a finite real number; got {forcing!r}."
-        raise InputError(msg)
-    object.__setattr__(solver, "forcing", float(forcing))
+    object.__setattr__(solver, "forcing", check_real(solver.forcing, name="forcing",
+                                                     kind="a finite real number"))
     _check_choice(solver.linear_solver, name="linear_solver", valid=LINEAR_SOLVERS)
-    tol = solver.tol
-    if isinstance(tol, bool) or not isinstance(tol, int | float) or not 0.0 < tol < 1.0:
-        msg = f"`tol` must be a relative residual in (0, 1); got {tol!r}."
-        raise InputError(msg)
-    object.__setattr__(solver, "tol", float(tol))
-    maxiter = solver.maxiter
-    if maxiter is not None and (
-        isinstance(maxiter, bool) or not isinstance(maxiter, int) or maxiter < 1
-    ):
-        msg = f"`maxiter` must be None or an int >= 1; got {maxiter!r}."
-        raise InputError(msg)
-    threads = solver.blas_threads
-    if threads is not None and (
-        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
-    ):
-        msg = f"`blas_threads` must be None or an int >= 1; got {threads!r}."
-        raise InputError(msg)
+    object.__setattr__(solver, "tol", check_real(solver.tol, name="tol", low=0.0, high=1.0,
+                                                 high_open=True, kind="a relative residual"))
+    for name in ("maxiter", "blas_threads"):
+        value = check_optional_int(getattr(solver, name), name=name, minimum=1)
+        object.__setattr__(solver, name, value)
 
 
 def _blas_limit(threads: int | None) -> Any:

@@ -3,13 +3,13 @@ received and what was expected)."""
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ._inverse_noise import NOISE_HINT
+from .checks import check_int, check_real, is_real
 from .contract import check_finite
 from .errors import InputError, ShapeError
 
@@ -26,28 +26,14 @@ Array = NDArray[np.float64]
 MAGNITUDE = 1e50
 
 
-def is_real(value: Any) -> bool:
-    """A real scalar (Python or numpy), not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
-
-
 def real(value: Any, *, name: str, low: float = 0.0, strict: bool = True) -> float:
     """``value`` as a finite float > low (>= low when not strict), else InputError."""
-    ok = is_real(value) and bool(np.isfinite(value))
-    if ok:
-        ok = value > low if strict else value >= low
-    if not ok:
-        msg = f"`{name}` must be a finite number {'>' if strict else '>='} {low:g}; got {value!r}."
-        raise InputError(msg)
-    return float(value)
+    return check_real(value, name=name, low=low, low_open=strict)
 
 
 def count(value: Any, *, name: str, low: int) -> int:
     """``value`` as an int >= low (Python or numpy integer, not a bool), else InputError."""
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool | np.bool_) or value < low:
-        msg = f"`{name}` must be an int >= {low}; got {value!r}."
-        raise InputError(msg)
-    return int(value)
+    return check_int(value, name=name, minimum=low)
 
 
 def check_observations(values: Array, *, forcing: float) -> None:

@@ -5,13 +5,13 @@ Re-exported by :mod:`solvers.darcy_inverse`, where the conventions are described
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_adjoint import average_pool_nodes
+from .checks import is_int, is_real
 from .contract import check_finite
 from .errors import InputError, ShapeError
 
@@ -30,18 +30,13 @@ Array = NDArray[np.float64]
 NOISE_HINT = "a fraction ||noise|| / ||u||, e.g. 0.05 for 5 %"
 
 
-def _is_real(value: Any) -> bool:
-    """A real scalar (Python or numpy), not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
-
-
 def check_noise_level(value: Any, *, name: str = "noise_level") -> float:
     """A relative noise level as a float in [0, 1), else an InputError that says why.
 
     Refuses bools and values >= 1 (a level given in percent, ``5`` for 5 %, is the usual
     slip: the level is ``||noise|| / ||u||``, so 5 % is ``0.05``).
     """
-    if not _is_real(value) or not np.isfinite(value) or not 0.0 <= value < 1.0:
+    if not is_real(value) or not np.isfinite(value) or not 0.0 <= value < 1.0:
         msg = f"`{name}` must be a relative noise level in [0, 1) ({NOISE_HINT}); got {value!r}."
         raise InputError(msg)
     return float(value)
@@ -82,13 +77,13 @@ def admissible_start(a: ArrayLike, *, bounds: tuple[float, float] | None = None,
         msg = f"`a` must be a real (n, n) or (n_samples, n, n) array; got {arr.dtype} {arr.shape}."
         raise InputError(msg)
     check_finite(arr, name="a")
-    if not _is_real(floor_ratio) or not 0 < floor_ratio <= 1:
+    if not is_real(floor_ratio) or not 0 < floor_ratio <= 1:
         msg = f"`floor_ratio` must lie in (0, 1]; got {floor_ratio!r}."
         raise InputError(msg)
     batch = arr.astype(np.float64).reshape(-1, *arr.shape[-2:])
     if bounds is not None:
         ok = isinstance(bounds, tuple | list) and len(bounds) == 2 and all(
-            _is_real(v) and np.isfinite(v) for v in bounds)
+            is_real(v) and np.isfinite(v) for v in bounds)
         if not ok or not 0 < bounds[0] < bounds[1]:
             msg = f"`bounds` must be None or (lower, upper) with 0 < lower < upper; got {bounds!r}."
             raise InputError(msg)
@@ -110,7 +105,7 @@ def admissible_start(a: ArrayLike, *, bounds: tuple[float, float] | None = None,
 
 def _number(value: Any, *, name: str, fraction: bool = False) -> float:
     """A finite real >= 0 (Python or numpy, not a bool); with ``fraction`` also < 1."""
-    if not _is_real(value) or not np.isfinite(value) or value < 0 or (fraction and value >= 1):
+    if not is_real(value) or not np.isfinite(value) or value < 0 or (fraction and value >= 1):
         if fraction:
             msg = (f"`{name}` must be a noise factor in [0, 1), a fraction (0.01 for 1 %, not "
                    f"1); got {value!r}.")
@@ -249,8 +244,7 @@ def pool_coefficient(a: ArrayLike, *, factor: int) -> Array:
     """
     arr = np.asarray(a, dtype=np.float64)
     n = arr.shape[-1]
-    if (isinstance(factor, bool | np.bool_) or not isinstance(factor, numbers.Integral)
-            or factor < 1 or (n - 1) % factor):
+    if not is_int(factor) or factor < 1 or (n - 1) % factor:
         msg = f"`factor` must be an int >= 1 dividing n - 1 = {n - 1}; got {factor!r}."
         raise InputError(msg)
     return average_pool_nodes(arr, factor=int(factor))

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _burgers_fd, _burgers_spectral
+from .checks import check_int, check_real
 from .contract import SolveReport, SolverInput, SolverOutput, as_batch, check_positive
 from .errors import InputError
 
@@ -36,7 +37,14 @@ def _validate_common(obj: Any) -> None:
     object.__setattr__(obj, "viscosity", check_positive(obj.viscosity, name="viscosity"))
     object.__setattr__(obj, "final_time", check_positive(obj.final_time, name="final_time"))
     if obj.output_times is not None:
-        t = np.asarray(obj.output_times, dtype=np.float64)
+        raw = np.asarray(obj.output_times)
+        if raw.dtype.kind not in "fiu":
+            msg = (
+                "`output_times` must be a non-empty 1-D sequence of finite real times; "
+                f"got {obj.output_times!r} (dtype {raw.dtype})."
+            )
+            raise InputError(msg)
+        t = raw.astype(np.float64)
         if t.ndim != 1 or t.size == 0 or not np.isfinite(t).all():
             msg = (
                 "`output_times` must be a non-empty 1-D sequence of finite times; "
@@ -207,21 +215,11 @@ class BurgersSpectralSolver(_BurgersBase):
         _validate_common(self)
         _check_optional_positive(self, "dt")
         _check_optional_positive(self, "first_dt")
-        g = float(self.growth)
-        if not np.isfinite(g) or g <= 1:
-            msg = f"`growth` must be a finite number > 1; got {self.growth!r}."
-            raise InputError(msg)
-        object.__setattr__(self, "growth", g)
-        if isinstance(self.n_contour, bool) or not isinstance(self.n_contour, int | np.integer) \
-                or self.n_contour < 4:
-            msg = f"`n_contour` must be an integer >= 4; got {self.n_contour!r}."
-            raise InputError(msg)
-        object.__setattr__(self, "n_contour", int(self.n_contour))
-        tol = float(self.mode_tol)
-        if not np.isfinite(tol) or not 0 <= tol < 1e-6:
-            msg = f"`mode_tol` must be in [0, 1e-6); got {self.mode_tol!r}."
-            raise InputError(msg)
-        object.__setattr__(self, "mode_tol", tol)
+        object.__setattr__(self, "growth", check_real(self.growth, name="growth", low=1.0))
+        object.__setattr__(self, "n_contour", check_int(self.n_contour, name="n_contour",
+                                                        minimum=4))
+        object.__setattr__(self, "mode_tol", check_real(
+            self.mode_tol, name="mode_tol", low=0.0, low_open=False, high=1e-6, high_open=True))
 
     def time_step(self, u0: NDArray[np.float64]) -> float:
         """The largest step (``dt`` or the automatic rule; independent of the data, so that
@@ -284,11 +282,7 @@ class BurgersFDSolver(_BurgersBase):
 
     def __post_init__(self) -> None:
         _validate_common(self)
-        c = float(self.cfl)
-        if not np.isfinite(c) or not 0 < c <= 1:
-            msg = f"`cfl` must be in (0, 1]; got {self.cfl!r}."
-            raise InputError(msg)
-        object.__setattr__(self, "cfl", c)
+        object.__setattr__(self, "cfl", check_real(self.cfl, name="cfl", low=0.0, high=1.0))
 
     def _integrate(self, u0, stops):
         n = u0.shape[-1]

@@ -283,9 +283,8 @@ def check_finite(values: NDArray[np.generic], *, name: str) -> None:
 
 
 def check_positive(value: float, *, name: str) -> float:
-    """Return ``float(value)`` if it is finite and > 0, else raise :class:`InputError`."""
-    v = float(value)
-    if not np.isfinite(v) or v <= 0:
-        msg = f"`{name}` must be a finite number > 0; got {value!r}."
-        raise InputError(msg)
-    return v
+    """Return ``float(value)`` if it is a finite real number > 0 (not a bool or a string),
+    else raise :class:`InputError` (:func:`solvers.checks.check_real`)."""
+    from .checks import check_real
+
+    return check_real(value, name=name, low=0.0)

@@ -52,6 +52,7 @@ from ._darcy_grid import (
     _maxiter,
 )
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
+from .checks import check_int
 from .contract import SolveReport, SolverInput, SolverOutput, check_finite
 from .errors import ConvergenceError, InputError, ShapeError
 
@@ -151,10 +152,8 @@ class DarcyFDSolver(_DarcyGridSolver):
     def __post_init__(self) -> None:
         _check_common(self)
         _check_choice(self.averaging, name="averaging", valid=AVERAGINGS)
-        bs = self.batch_size
-        if isinstance(bs, bool) or not isinstance(bs, int) or bs < 1:
-            msg = f"`batch_size` must be an int >= 1; got {bs!r}."
-            raise InputError(msg)
+        object.__setattr__(self, "batch_size", check_int(self.batch_size, name="batch_size",
+                                                         minimum=1))
 
     def _method(self) -> str:
         return f"FD 5-point, {self.averaging} faces; {self.linear_solver} (tol={self.tol:g})"

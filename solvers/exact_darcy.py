@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import InputError
+from .checks import check_real
 
 __all__ = ["QuadraticDarcyProblem", "SmoothDarcyProblem", "node_grid"]
 
@@ -46,9 +46,7 @@ class SmoothDarcyProblem:
     mean: float = 2.0
 
     def __post_init__(self) -> None:
-        if not self.mean > 1.0:
-            msg = f"`mean` must be > 1 so that the coefficient stays positive; got {self.mean!r}."
-            raise InputError(msg)
+        object.__setattr__(self, "mean", check_real(self.mean, name="mean", low=1.0))
 
     def coefficient(self, x: Array, y: Array) -> Array:
         return self.mean + np.sin(2 * np.pi * x + 1.0) * np.cos(np.pi * y)
@@ -81,9 +79,8 @@ class QuadraticDarcyProblem:
     coefficient_value: float = 3.0
 
     def __post_init__(self) -> None:
-        if not self.coefficient_value > 0:
-            msg = f"`coefficient_value` must be > 0; got {self.coefficient_value!r}."
-            raise InputError(msg)
+        object.__setattr__(self, "coefficient_value", check_real(
+            self.coefficient_value, name="coefficient_value", low=0.0))
 
     def coefficient(self, x: Array, y: Array) -> Array:
         return np.full(np.broadcast_shapes(np.shape(x), np.shape(y)), self.coefficient_value)

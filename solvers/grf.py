@@ -27,6 +27,7 @@ import numpy as np
 import scipy.fft
 from numpy.typing import ArrayLike, NDArray
 
+from .checks import check_int, check_real
 from .errors import InputError, ShapeError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,32 +37,15 @@ __all__ = ["NeumannGRF", "PeriodicGRF", "sample_seeds", "threshold"]
 
 
 def _check_n(n: Any, *, minimum: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < minimum:
-        msg = f"`n` must be an integer >= {minimum}; got {n!r}."
-        raise InputError(msg)
-    return int(n)
+    return check_int(n, name="n", minimum=minimum)
 
 
 def _check_param(value: Any, *, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = float("nan")
-    if not np.isfinite(v) or v <= 0:
-        msg = f"`{name}` must be a finite number > 0; got {value!r}."
-        raise InputError(msg)
-    return v
+    return check_real(value, name=name, low=0.0)
 
 
 def _check_n_samples(n_samples: Any) -> int:
-    if (
-        isinstance(n_samples, bool)
-        or not isinstance(n_samples, int | np.integer)
-        or n_samples < 1
-    ):
-        msg = f"`n_samples` must be an integer >= 1; got {n_samples!r}."
-        raise InputError(msg)
-    return int(n_samples)
+    return check_int(n_samples, name="n_samples", minimum=1)
 
 
 def _standard_normals(
@@ -319,9 +303,7 @@ def sample_seeds(seed: int, indices: ArrayLike) -> NDArray[np.uint64]:
     -------
     (len(indices),) uint64 array
     """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        msg = f"`seed` must be a non-negative integer; got {seed!r}."
-        raise InputError(msg)
+    seed = check_int(seed, name="seed", minimum=0)
     idx = np.asarray(indices)
     if idx.ndim != 1:
         msg = f"`indices` must be a 1-D sequence of sample indices; got shape {idx.shape}."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 import skfem
@@ -16,6 +18,20 @@ from neuralop_fem.surrogate.mesh import (
     read_fields,
 )
 from solvers.darcy import DarcyFDSolver
+
+
+def _importable(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+#: The export and reading of mesh files need the `mesh` extra (meshio); without it they raise
+#: MissingExtraError (tests/test_optional_extras.py).
+needs_meshio = pytest.mark.skipif(not _importable("skfem.io.meshio"),
+                                  reason="needs the mesh extra (meshio)")
 
 
 def _mesh(rng, refine=4, perturb=0.2):
@@ -80,6 +96,7 @@ def _quad_mesh(rng):
     return skfem.MeshQuad(p, mesh.t)
 
 
+@needs_meshio
 @pytest.mark.parametrize("kind", ["tri", "quad"])
 @pytest.mark.parametrize("suffix", ["vtu", "xdmf"])
 def test_export_round_trip(tmp_path, rng, suffix, kind):
@@ -101,6 +118,7 @@ def test_export_round_trip(tmp_path, rng, suffix, kind):
     np.testing.assert_array_equal(cells["coefficient"], cdata["coefficient"])
 
 
+@needs_meshio
 @pytest.mark.parametrize("kind", ["tri", "quad"])
 def test_mesh_from_meshio_keeps_the_cell_type(tmp_path, rng, kind):
     import meshio
@@ -112,6 +130,7 @@ def test_mesh_from_meshio_keeps_the_cell_type(tmp_path, rng, kind):
     np.testing.assert_array_equal(back.t, mesh.t)
 
 
+@needs_meshio
 def test_mesh_from_meshio_without_supported_cells():
     import meshio
 
@@ -120,12 +139,14 @@ def test_mesh_from_meshio_without_supported_cells():
         mesh_from_meshio(m)
 
 
+@needs_meshio
 def test_export_rejects_wrong_length(tmp_path, rng):
     mesh = _mesh(rng, refine=1)
     with pytest.raises(ShapeError, match=r"`point_data\['u'\]` must have shape"):
         export_fields(tmp_path / "f.vtu", mesh, point_data={"u": np.zeros(3)})
 
 
+@needs_meshio
 def test_export_rejects_unknown_suffix(tmp_path, rng):
     with pytest.raises(InputError, match="must end in .vtu or .xdmf"):
         export_fields(tmp_path / "f.txt", _mesh(rng, refine=1))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import pkgutil
 import subprocess
 import sys
@@ -96,6 +97,27 @@ def test_no_private_module_is_imported_from_another_package(package):
     assert not bad, bad
 
 
+@pytest.mark.parametrize("folder", ["benchmarks", "docs/examples"])
+def test_scripts_import_no_private_solver_module(folder):
+    """Benchmarks and examples use the public modules of ``solvers`` (the kernels they time
+    are named by :mod:`solvers.kernels`), never ``solvers._name``."""
+    bad = []
+    for path in sorted((ROOT / folder).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "solvers" and any(p.startswith("_") and not p.startswith("__")
+                                                 for p in parts[1:]):
+                    bad.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not bad, bad
+
+
 @pytest.mark.parametrize("package", PACKAGES)
 def test_modules_stay_focused(package):
     too_long = {str(p.relative_to(ROOT)): n for p in _python_files(package)
@@ -103,16 +125,109 @@ def test_modules_stay_focused(package):
     assert not too_long, f"split these by responsibility: {too_long}"
 
 
-@pytest.mark.parametrize(("old", "new"), [("warmstart", "surrogate.warmstart"),
-                                          ("fem", "surrogate.mesh")])
-def test_moved_modules_keep_working_with_a_deprecation_warning(old, new):
-    proc = _run(
-        "import warnings\n"
-        "warnings.simplefilter('error', DeprecationWarning)\n"
-        f"try:\n    import neuralop_fem.{old}\nexcept DeprecationWarning as w:\n    print(w)\n"
-        "warnings.simplefilter('ignore', DeprecationWarning)\n"
-        f"import neuralop_fem.{old} as old, neuralop_fem.{new} as new\n"
-        "assert all(getattr(old, n) is getattr(new, n) for n in new.__all__)\n"
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert f"neuralop_fem.{old} moved to neuralop_fem.{new}" in proc.stdout
+@pytest.mark.parametrize("old", ["warmstart", "fem"])
+def test_retired_alias_modules_are_gone(old):
+    """``neuralop_fem.warmstart`` and ``neuralop_fem.fem`` moved to ``neuralop_fem.surrogate``
+    (``warmstart``, ``mesh``); the aliases that imported back up the layers are retired."""
+    assert not (ROOT / "neuralop_fem" / f"{old}.py").exists()
+    assert importlib.util.find_spec(f"neuralop_fem.{old}") is None
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(path: Path, name: str, known: set[str]) -> set[str]:
+    """The modules of ``known`` that the module ``name`` (file ``path``) imports, at any place
+    in the file: inside functions and ``if TYPE_CHECKING:`` blocks too (a type named in an
+    annotation is a dependency as much as a call). ``from package import name`` counts as
+    importing ``package.name`` when that is a module, else ``package``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            targets = [f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module
+                       for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def _import_graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for top in PACKAGES for p in _python_files(top)}
+    known = set(files)
+    return {name: _imported_modules(path, name, known) for name, path in files.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _package_of(module: str) -> str:
+    return module.rpartition(".")[0] or module
+
+
+def test_no_import_cycle_between_modules():
+    """No module imports (at any depth, deferred imports included) a module that imports it
+    back: a circle means a shared piece belongs one layer down. A package's ``__init__``
+    re-exporting its submodules is not a circle with them."""
+    graph = _import_graph()
+    # A package's __init__ imports its own submodules to re-export them; a submodule that
+    # imports a name of its parent package (``from .. import __version__``) reaches that
+    # __init__. Leave both edge kinds out: they are the package boundary, not a circle.
+    pruned = {m: {t for t in ts if not (m == _package_of(t) or t == _package_of(m)
+                                        or m.startswith(t + "."))}
+              for m, ts in graph.items()}
+    assert not _cycles(pruned), _cycles(pruned)
+
+
+def test_the_cycle_check_finds_a_cycle():
+    graph = {"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": {"p.a"}, "p.d": {"p.a"}}
+    assert _cycles(graph) == [["p.a", "p.b", "p.c"]]
+    assert _cycles({"p.a": {"p.b"}, "p.b": set()}) == []

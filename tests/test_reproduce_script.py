@@ -89,6 +89,8 @@ def test_other_data_than_the_runs_is_refused(files: dict[str, Path], name: str,
     (["--record", "{finished}", "--data", "{finished}/run.json"], "netCDF"),
     (["--preset", "no-such-preset", "--quick"], "Unknown preset 'no-such-preset'"),
     (["--record", "{finished}"], "--record needs --data"),
+    (["--record", "{finished}", "--data", "{data}"],
+     "not a paper-scale run of burgers-galerkin: epochs 1 (< 100), n_train 8 (< 1024)"),
 ])
 def test_user_errors_are_one_line_on_stderr(files: dict[str, Path], tmp_path: Path,
                                             args: list[str], message: str) -> None:
@@ -161,3 +163,22 @@ def test_the_inverse_problems_noise_levels_have_their_own_runs_and_rows() -> Non
         "burgers-galerkin_b_paper_seed2_long-run")
     assert row_key("burgers-galerkin", "b", "paper", 2, label="", noise=None) == (
         "burgers-galerkin|b|paper|preset|seed2")
+
+
+def test_a_row_states_the_scale_its_run_had() -> None:
+    from _reproduction_record import run_scale, scale_shortfalls
+
+    info = {"train_config": {"epochs": 100, "n_train": 1000, "n_val": 100, "n_test": 100,
+                             "resolution": 512},
+            "epochs_completed": 100, "data": {"n_samples": 1224, "grid": [8192]}}
+    paper = dict(info["train_config"])
+    assert scale_shortfalls(info, paper) == []
+    assert run_scale(info)["data_samples"] == 1224
+    longer = {**info, "train_config": {**info["train_config"], "epochs": 300},
+              "epochs_completed": 300}
+    assert scale_shortfalls(longer, paper) == []  # a longer recipe has the paper's scale
+    small = {**info, "train_config": {**info["train_config"], "epochs": 1, "n_train": 8,
+                                      "resolution": 64}, "epochs_completed": 1}
+    assert scale_shortfalls(small, paper) == [
+        "epochs 1 (< 100)", "n_train 8 (< 1000)", "resolution 64 (not 512)",
+        "epochs_completed 1 (< 100)"]

@@ -50,6 +50,22 @@ def test_burgers_matches_naive_forward_and_is_float64(burgers):
     np.testing.assert_allclose(pred, _naive(sur, u0), rtol=1e-5, atol=1e-6)
 
 
+def test_precision_rule_inputs_cast_to_the_model_dtype_and_float64_out(burgers):
+    """The documented rule: any real input dtype in, computed in ``Surrogate.dtype``, float64
+    out; float32 and float64 inputs that round to the same float32 values give one answer."""
+    sur, ds = burgers
+    u0 = np.asarray(ds.u0.values)[:3]
+    assert sur.dtype == torch.float32
+    ref = sur.solve(u0)
+    for x in (u0.astype(np.float32), u0.astype(np.float32).astype(np.float64)):
+        pred = sur.solve(x)
+        assert pred.dtype == np.float64
+        np.testing.assert_array_equal(pred, sur.solve(u0.astype(np.float32)))
+    np.testing.assert_allclose(ref, sur.solve(u0.astype(np.float32)), rtol=1e-5, atol=1e-6)
+    with pytest.raises(InputError, match=r"model's dtype torch.float32; got torch.float64"):
+        sur.operator(torch.from_numpy(u0[..., None]))  # the torch operator refuses float64
+
+
 def test_batch_size_and_single_sample_do_not_change_results(burgers):
     sur, ds = burgers
     u0 = np.asarray(ds.u0.values)

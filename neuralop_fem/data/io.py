@@ -284,13 +284,74 @@ def load_dataset(
         msg = f"`chunks` must be None, an int or a mapping; got {chunks!r}."
         raise InputError(msg)
     try:
-        ds = xr.open_dataset(path, engine="netcdf4", chunks=xr_chunks, decode_timedelta=False)
+        # chunks=None: lazily indexed arrays, wrapped below so that every read is guarded.
+        ds = xr.open_dataset(path, engine="netcdf4", chunks=None, decode_timedelta=False)
     except Exception as exc:  # netCDF4/HDF5 raise OSError, RuntimeError, AttributeError ...
         msg = f"{path}: cannot be read as a netCDF4 file (not netCDF, truncated or corrupt): {exc}"
         raise DatasetError(msg) from exc
     try:
         validate(ds, source=str(path))
+        ds = _guard_reads(ds, path)
     except BaseException:
         ds.close()
         raise
+    if xr_chunks:
+        ds = ds.chunk(xr_chunks)
     return ds if rechunk is None else ds.chunk(rechunk)
+
+
+class _GuardedReader:
+    """A lazily opened netCDF variable as dask reads it: each read of a block goes through
+    :meth:`__getitem__`, which turns the netCDF/HDF5 error of a damaged or missing chunk
+    (``RuntimeError: NetCDF: HDF error``, ``OSError``) into a :class:`DatasetError` naming the
+    file, the variable and the samples. Any computation on a dataset from
+    :func:`load_dataset` (``.values``, ``.load()``, ``.mean()``, a re-save) reads through it."""
+
+    def __init__(self, variable: xr.Variable, *, name: str, source: str) -> None:
+        self._variable = variable
+        self._name = name
+        self._source = source
+        self.shape = variable.shape
+        self.dtype = variable.dtype
+        self.ndim = variable.ndim
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        try:
+            return np.asarray(self._variable[key].values)
+        except (OSError, RuntimeError) as exc:
+            key = key if isinstance(key, tuple) else (key,)
+            where = ""
+            if self._variable.dims[:1] == (S.SAMPLE,) and key:
+                where = f" ({_describe(S.SAMPLE, _block_start(key[0]))})"
+            msg = (f"{self._source}: variable `{self._name}`{where} cannot be read: the file is "
+                   f"corrupt or truncated (a damaged chunk fails its checksum): {exc}")
+            raise DatasetError(msg) from exc
+
+
+def _block_start(sel: Any) -> Any:
+    """A one-sample slice as that sample's index (dask asks ``slice(k, k + 1)`` for ``isel``)."""
+    if isinstance(sel, slice) and sel.start is not None and sel.stop == sel.start + 1:
+        return sel.start
+    return sel
+
+
+def _guard_reads(ds: xr.Dataset, path: Path) -> xr.Dataset:
+    """``ds`` (opened with ``chunks=None``) with every data variable a dask array of the
+    file's own chunks that reads through :class:`_GuardedReader`."""
+    import dask.array as da
+    from dask.base import tokenize
+
+    stamp = path.stat().st_mtime_ns
+    guarded = {}
+    for name, var in ds.data_vars.items():
+        chunks = var.encoding.get("chunksizes") or var.shape
+        reader = _GuardedReader(var.variable, name=str(name), source=str(path))
+        token = tokenize(str(path.resolve()), stamp, str(name), tuple(chunks))
+        data = da.from_array(reader, chunks=tuple(chunks), name=f"neuralop-fem-read-{token}",
+                             lock=False, meta=np.empty((0,) * var.ndim, dtype=var.dtype))
+        guarded[name] = var.variable.copy(data=data)
+    out = ds.copy()
+    for name, variable in guarded.items():
+        out[name] = variable
+    out.set_close(ds.close)  # closing the result closes the file
+    return out

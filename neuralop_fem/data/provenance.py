@@ -32,6 +32,7 @@ import numpy as np
 from solvers.problems import get_problem
 
 from ..errors import DatasetError
+from .names import FIELD_VARIABLES, OPTIONAL_FIELDS
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -191,39 +192,56 @@ def solver_from_record(attrs: Mapping[str, object], problem: str, *,
       problem's default solver with the recorded physical parameters.
     * A file converted by ``import-mat``: the problem's default solver with the physical
       parameters given to ``import-mat``.
-    * Anything else (a dataset built by hand), or settings the class does not accept: None
-      (the caller falls back to the problem's default solver).
+    * Anything else (a dataset built by hand): None (the caller falls back to the problem's
+      default solver).
 
     Raises
     ------
     DatasetError
         For an imported file that lacks a physical parameter (:func:`unknown_physics`): the
-        message names the parameters and the ``import-mat`` options that supply them.
+        message names the parameters and the ``import-mat`` options that supply them; for
+        recorded settings the solver class does not accept (an unknown keyword, a value of
+        the wrong type or range: the record was altered), naming them: a solver other than
+        the one that produced the labels is never substituted.
     """
     record = read_record(attrs, source=source)
     spec = get_problem(problem)
     if _is_import(record):
         require_physics(attrs, problem, source=source)
-        return _build(spec.solver_class(), record["physics"])
+        return _build(spec.solver_class(), record["physics"], source=source, field="physics")
     name, config = record.get("solver_class"), record.get("solver_config")
     if not isinstance(name, str) or not isinstance(config, dict):
         return None
     for short in spec.solvers:
         cls = spec.solver_class(short)
         if cls.__name__ == name:
-            return _build(cls, config)
+            return _build(cls, config, source=source, field="solver_config")
     settings = record.get("settings")
     if isinstance(settings, dict):
         physics = {k: settings[k] for k in PHYSICS.get(spec.data_problem, {}) if k in settings}
-        return _build(spec.solver_class(), physics)
+        return _build(spec.solver_class(), physics, source=source, field="settings")
     return None
 
 
-def _build(cls: type, config: Mapping[str, object]) -> Solver | None:
+def _build(cls: type, config: Mapping[str, object], *, source: str, field: str) -> Solver:
+    """``cls(**config)``; a DatasetError naming the record's ``field`` if it is refused."""
+    import dataclasses
+
+    valid = [f.name for f in dataclasses.fields(cls) if f.init] if dataclasses.is_dataclass(cls) \
+        else []
+    unknown = sorted(str(k) for k in config if valid and k not in valid)
+    if unknown:
+        msg = (f"{source}: the provenance record `{ATTR}` ({field}) gives {cls.__name__} the "
+               f"unknown setting(s) {unknown}; it takes {', '.join(valid)}. The record was "
+               "altered, or written by another version: the solver that produced the labels "
+               "cannot be rebuilt.")
+        raise DatasetError(msg)
     try:
         return cls(**config)
-    except (TypeError, ValueError):
-        return None
+    except (TypeError, ValueError) as exc:
+        msg = (f"{source}: the provenance record `{ATTR}` ({field}) cannot rebuild "
+               f"{cls.__name__}: {exc}")
+        raise DatasetError(msg) from None
 
 
 def dataset_provenance(data: xr.Dataset, path: str | os.PathLike[str] | None) -> dict[str, Any]:
@@ -255,8 +273,6 @@ def dataset_provenance(data: xr.Dataset, path: str | os.PathLike[str] | None) ->
 def field_names(data: xr.Dataset) -> list[str]:
     """The field variables of ``data``'s problem that it holds (e.g. ``a`` and ``u``, plus a
     stored trajectory), in schema order; not the per-sample diagnostics such as wall times."""
-    from .schema import FIELD_VARIABLES, OPTIONAL_FIELDS
-
     problem = str(data.attrs.get("problem"))
     known = list(FIELD_VARIABLES.get(problem, {})) + list(OPTIONAL_FIELDS.get(problem, {}))
     return [v for v in known if v in data.data_vars]

@@ -1,7 +1,9 @@
 """The neuralop_fem dataset schema: names, attributes, builders and validation.
 
 One :class:`xarray.Dataset` per problem, stored as one netCDF4 file (see
-``docs/data_format.md``). Every name used in files is defined once here.
+``docs/data_format.md``). Every name used in files is defined once, in
+:mod:`neuralop_fem.data.names` (the layer below this one, which the validation and the
+provenance record import too), and re-exported here.
 
 Burgers (1D periodic, grid ``x_i = i/n`` on [0, 1), no duplicated endpoint)::
 
@@ -30,7 +32,34 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import __version__
 from ..errors import DatasetError
+from .attrs import netcdf_attrs
+from .names import (
+    CONVENTIONS,
+    DIAGNOSTICS,
+    FIELD_VARIABLES,
+    ITERATIONS,
+    ITERATIONS_UNKNOWN,
+    OPTIONAL_FIELDS,
+    PROBLEMS,
+    REQUIRED_ATTRS,
+    RESIDUAL,
+    SAMPLE,
+    SCHEMA_VERSION,
+    SEED,
+    SEED_UNKNOWN,
+    SOLVE_TIME,
+    STORAGE_DTYPE,
+    TIME,
+    U0,
+    U_T,
+    VARIABLE_ATTRS,
+    A,
+    U,
+    X,
+    Y,
+)
 from .provenance import ATTR, default_record
+from .validation import validate
 
 __all__ = [
     "A",
@@ -40,6 +69,7 @@ __all__ = [
     "FIELD_VARIABLES",
     "ITERATIONS",
     "ITERATIONS_UNKNOWN",
+    "OPTIONAL_FIELDS",
     "PROBLEMS",
     "REQUIRED_ATTRS",
     "RESIDUAL",
@@ -63,119 +93,6 @@ __all__ = [
     "netcdf_attrs",
 ]
 
-SCHEMA_VERSION = 1
-CONVENTIONS = "CF-1.8"
-
-# Dimension names.
-SAMPLE = "sample"
-X = "x"
-Y = "y"
-TIME = "time"
-
-# Variable names.
-U0 = "u0"
-U = "u"
-U_T = "u_t"
-A = "a"
-SEED = "seed"
-ITERATIONS = "iterations"
-RESIDUAL = "residual"
-SOLVE_TIME = "solve_time"
-
-# Global attribute recording the floating-point type of the stored fields.
-STORAGE_DTYPE = "storage_dtype"
-
-#: Sentinel stored in ``seed`` when the per-sample seed is unknown (imported data).
-SEED_UNKNOWN = np.uint64(np.iinfo(np.uint64).max)
-#: Sentinel stored in ``iterations`` when unknown; ``residual``/``solve_time`` use NaN.
-ITERATIONS_UNKNOWN = -1
-
-PROBLEMS = ("burgers", "darcy")
-DIAGNOSTICS = (SEED, ITERATIONS, RESIDUAL, SOLVE_TIME)
-
-#: Field variables (floating point, cast by the storage dtype) and their dims, per problem.
-FIELD_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {
-    "burgers": {U0: (SAMPLE, X), U: (SAMPLE, X)},
-    "darcy": {A: (SAMPLE, X, Y), U: (SAMPLE, X, Y)},
-}
-OPTIONAL_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
-    "burgers": {U_T: (SAMPLE, TIME, X)},
-    "darcy": {},
-}
-
-REQUIRED_ATTRS = (
-    "Conventions",
-    "title",
-    "problem",
-    "neuralop_fem_schema_version",
-    "neuralop_fem_version",
-    "created",
-    "dataset_seed",
-    "source",
-    "config_json",
-    STORAGE_DTYPE,
-)
-
-_BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
-#: ``units``, ``long_name`` and ``comment`` of every variable and coordinate (problem-specific
-#: where keyed). ``long_name`` is short, as plot labels show it (xarray: ``long_name [units]``);
-#: the full description is the CF ``comment``.
-VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
-    "burgers": {
-        U0: {"units": "1", "long_name": "initial condition u(x, 0)",
-             "comment": "nondimensional " + _BURGERS_U + " at t = 0"},
-        U: {"units": "1", "long_name": "solution u(x, T)",
-            "comment": "nondimensional " + _BURGERS_U + " at t = T = final_time"},
-        U_T: {"units": "1", "long_name": "solution u(x, t)",
-              "comment": "nondimensional " + _BURGERS_U + " at the output times"},
-        X: {
-            "units": "1",
-            "long_name": "position x",
-            "comment": "periodic unit interval [0, 1), x_i = i/n (no duplicated endpoint)",
-            "axis": "X",
-        },
-        # No axis="T": CF reserves it for time coordinates whose units are a time unit with a
-        # reference date ("s since ..."); this nondimensional time has units "1".
-        TIME: {"units": "1", "long_name": "time (nondimensional)"},
-        ITERATIONS: {"units": "1", "long_name": "number of time steps of the solver"},
-        RESIDUAL: {
-            "units": "1",
-            "long_name": "spatial resolution indicator (not an error bound): relative l2 norm of "
-            "the top fifth of the resolved spectrum at the final time; 0 when those modes "
-            "decayed below the solver's mode truncation; NaN for the FD solver",
-        },
-    },
-    "darcy": {
-        A: {"units": "1", "long_name": "coefficient a(x, y)",
-            "comment": "coefficient a of -div(a grad u) = f on [0, 1]^2"},
-        U: {"units": "1", "long_name": "solution u(x, y)",
-            "comment": "solution u of -div(a grad u) = f on [0, 1]^2, u = 0 on the boundary"},
-        X: {
-            "units": "1",
-            "long_name": "position x",
-            "comment": "node grid on [0, 1] including the boundary, x_i = i/(n-1)",
-            "axis": "X",
-        },
-        Y: {
-            "units": "1",
-            "long_name": "position y",
-            "comment": "node grid on [0, 1] including the boundary, y_j = j/(n-1)",
-            "axis": "Y",
-        },
-        ITERATIONS: {"units": "1", "long_name": "linear-solver iterations (1 for a direct solve)"},
-        RESIDUAL: {"units": "1", "long_name": "final relative residual ||b - A u|| / ||b||"},
-    },
-    "common": {
-        SAMPLE: {"units": "1", "long_name": "global sample index k"},
-        SEED: {
-            "units": "1",
-            "long_name": "per-sample seed: np.random.SeedSequence([dataset_seed, k]) state; "
-            "regenerates sample k alone",
-        },
-        SOLVE_TIME: {"units": "s", "long_name": "wall time of the solve of this sample"},
-    },
-}
-
 
 def _var_attrs(problem: str, name: str) -> dict[str, str]:
     table = VARIABLE_ATTRS[problem]
@@ -190,54 +107,6 @@ def burgers_grid(n: int) -> np.ndarray:
 def darcy_grid(n: int) -> np.ndarray:
     """The Darcy node grid ``x_i = i/(n-1)``, ``i = 0..n-1`` on [0, 1] (float64, ``(n,)``)."""
     return np.arange(n, dtype=np.float64) / (n - 1)
-
-
-def netcdf_attrs(mapping: Mapping[str, object]) -> dict[str, Any]:
-    """Return ``mapping`` as plain netCDF attributes a person can read.
-
-    bool -> int (0/1), None -> the string ``"none"``, nested mappings are flattened with
-    ``parent_child`` keys, sequences of numbers -> float64/int64 arrays, sequences of strings
-    -> one comma-separated string, numpy scalars -> Python scalars.
-
-    Raises
-    ------
-    DatasetError
-        For a value of another type.
-    """
-    out: dict[str, Any] = {}
-    for key, value in mapping.items():
-        if isinstance(value, Mapping):
-            for sub, v in netcdf_attrs(value).items():
-                out[f"{key}_{sub}"] = v
-        elif isinstance(value, bool | np.bool_):
-            out[key] = int(value)
-        elif value is None:
-            out[key] = "none"
-        elif isinstance(value, str):
-            out[key] = value
-        elif isinstance(value, int | np.integer):
-            out[key] = int(value)
-        elif isinstance(value, float | np.floating):
-            out[key] = float(value)
-        elif isinstance(value, list | tuple | np.ndarray):
-            arr = np.asarray(value)
-            strings = arr.dtype.kind == "O" and all(isinstance(v, str) for v in value)
-            if arr.dtype.kind in "US" or strings:
-                out[key] = ",".join(str(v) for v in value)
-            elif arr.dtype.kind in "iu":
-                out[key] = arr.astype(np.int64)
-            elif arr.dtype.kind in "fb":
-                out[key] = arr.astype(np.float64)
-            else:
-                msg = f"attribute `{key}` must be numbers or strings; got {value!r}."
-                raise DatasetError(msg)
-        else:
-            msg = (
-                f"attribute `{key}` must be a str, number, bool, None, sequence or mapping; "
-                f"got {type(value).__name__}."
-            )
-            raise DatasetError(msg)
-    return out
 
 
 def _global_attrs(problem: str, attrs: Mapping[str, object], dtype: np.dtype) -> dict[str, Any]:
@@ -316,8 +185,6 @@ def _assemble(
         for name, values in coords.items()
     }
     ds = xr.Dataset(data_vars, coords=xr_coords, attrs=_global_attrs(problem, attrs, dtypes.pop()))
-    from .validation import validate
-
     return validate(ds, source="<in-memory dataset>")
 
 

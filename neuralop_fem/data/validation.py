@@ -1,4 +1,4 @@
-"""Validation of datasets against the schema (:mod:`neuralop_fem.data.schema`).
+"""Validation of datasets against the schema (:mod:`neuralop_fem.data.names`).
 
 :func:`validate` inspects metadata, dims, dtypes and coordinates only, so a lazily opened
 dataset stays lazy; every failure is a :class:`~neuralop_fem.errors.DatasetError` naming the
@@ -8,15 +8,18 @@ source (file) and what is wrong.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import xarray as xr
 
+from solvers.checks import is_int
 from solvers.problems import get_problem
 
 from .. import __version__
 from ..errors import DatasetError
-from .schema import (
+from .attrs import netcdf_attrs
+from .names import (
     DIAGNOSTICS,
     FIELD_VARIABLES,
     ITERATIONS,
@@ -32,6 +35,7 @@ from .schema import (
     TIME,
     U_T,
 )
+from .provenance import generation_settings, solver_from_record
 
 __all__ = ["validate"]
 
@@ -66,7 +70,10 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
             "is not a neuralop_fem dataset (no `neuralop_fem_schema_version` attribute; "
             f"variables found: {sorted(map(str, ds.variables))}).",
         )
-    if np.ndim(version) != 0 or int(version) != SCHEMA_VERSION:
+    if not _is_integer(version):
+        raise _fail(source, f"attribute `neuralop_fem_schema_version` must be an integer; got "
+                    f"{_plain(version)!r}: the file was altered or not written by neuralop_fem.")
+    if int(version) != SCHEMA_VERSION:
         raise _fail(
             source,
             f"has unknown schema version {version}; this neuralop_fem ({__version__}) reads "
@@ -75,6 +82,7 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
     missing = [k for k in REQUIRED_ATTRS if k not in ds.attrs]
     if missing:
         raise _fail(source, f"misses global attribute(s) {missing}.")
+    _check_attr_types(ds.attrs, source)
     problem = ds.attrs["problem"]
     if problem not in PROBLEMS:
         raise _fail(source, f"attribute `problem` must be one of {PROBLEMS}; got {problem!r}.")
@@ -117,7 +125,74 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
                         f"got {ds[name].dtype}.")
 
     _check_coords(ds, problem, source)
+    _check_against_record(ds.attrs, problem, source)
     return ds
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python value (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _is_integer(value: object) -> bool:
+    return np.ndim(value) == 0 and is_int(value if not isinstance(value, np.ndarray) else
+                                          value.item())
+
+
+def _check_attr_types(attrs: Mapping[str, object], source: str) -> None:
+    """The required global attributes have their documented types (an edited file may not)."""
+    for key in REQUIRED_ATTRS:
+        value = attrs[key]
+        if key == "dataset_seed":
+            # -1: unknown (imported data); else the seed of np.random.SeedSequence.
+            if not _is_integer(value) or int(value) < -1:  # type: ignore[call-overload]
+                raise _fail(source, f"attribute `dataset_seed` must be an integer >= 0 (-1 for "
+                            f"imported data); got {_plain(value)!r}: the file was altered.")
+        elif key != "neuralop_fem_schema_version" and not isinstance(value, str):
+            raise _fail(source, f"attribute `{key}` must be text; got {_plain(value)!r} "
+                        f"({type(value).__name__}): the file was altered.")
+
+
+def _same(stored: object, recorded: object) -> bool:
+    if isinstance(recorded, str) or isinstance(stored, str):
+        return stored == recorded
+    try:
+        a, b = np.asarray(stored), np.asarray(recorded)
+        return a.shape == b.shape and bool(np.all(a == b))
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_against_record(attrs: Mapping[str, object], problem: str, source: str) -> None:
+    """A generated file's plain attributes repeat its provenance record (``config_json``):
+    every setting, the seed, the solver and its settings. They must agree; an attribute that
+    was edited after the file was written (or a record that was) is refused, naming both."""
+    record = generation_settings(attrs, source=source)
+    if record is None:
+        return
+    settings = record["settings"]
+    if settings.get("problem") != problem:
+        raise _fail(source, f"attribute `problem` ({problem!r}) disagrees with the provenance "
+                    f"record `config_json` (problem {settings.get('problem')!r}): the file was "
+                    "altered after it was written.")
+    expected: dict[str, object] = {k: v for k, v in settings.items()
+                                   if k != "problem" and v is not None}
+    for key in ("solver_class", "solver_config", "chunk_size"):
+        if key in record:
+            expected[key] = record[key]
+    try:
+        plain = netcdf_attrs(expected)
+    except DatasetError as exc:
+        raise _fail(source, f"the provenance record `config_json` holds a value that is not a "
+                    f"setting: {exc}") from None
+    solver_from_record(attrs, problem, source=source)  # the recorded solver must rebuild
+    for key, value in plain.items():
+        if key not in attrs:
+            continue  # a file of an earlier release may not repeat every setting
+        if not _same(attrs[key], value):
+            raise _fail(source, f"attribute `{key}` = {_plain(attrs[key])!r} disagrees with the "
+                        f"provenance record `config_json` ({value!r}): the file was altered "
+                        "after it was written.")
 
 
 def _check_coords(ds: xr.Dataset, problem: str, source: str) -> None:

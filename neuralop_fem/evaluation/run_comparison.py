@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from solvers.checks import check_optional_int
 from solvers.problems import PROBLEMS, get_problem
 
 from ..errors import InputError
@@ -125,9 +126,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     from ..data.io import reading
     from .run_evaluation import parse_indices
 
-    if max_samples is not None and (isinstance(max_samples, bool) or int(max_samples) < 1):
-        msg = f"`max_samples` must be None or an integer >= 1; got {max_samples!r}."
-        raise InputError(msg)
+    max_samples = check_optional_int(max_samples, name="max_samples", minimum=1)
     sur = Surrogate.load(run_dir, device=device)
     problem = get_problem(sur.problem)
     if problem.inverse and ladder not in (True, False):

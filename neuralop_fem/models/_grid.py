@@ -10,6 +10,7 @@ import torch
 from solvers.errors import InputError, ShapeError
 
 __all__ = [
+    "check_dtype",
     "check_input",
     "coarse_size",
     "middle_size",
@@ -112,19 +113,22 @@ def prepare_input(
     x: torch.Tensor, *, dtype: torch.dtype, spatial_dims: int, channels: int, min_size: int,
     name: str = "x", hint: Callable[[int], str] | None = None,
 ) -> tuple[torch.Tensor, int]:
-    """The model input ``x`` checked and cast to the model's ``dtype``, and its resolution.
+    """The model input ``x`` checked, and its resolution.
 
     The forward entry of every model: :func:`check_input` (layout, channels, grid size), then
-    a floating-point tensor of another precision (float64 data for a float32 model, say) is
-    cast to ``dtype``; the prediction comes back in ``dtype``.
+    the dtype. As for torch's own layers, the input must have the model's ``dtype``: a model
+    never changes the precision of its input silently (float64 data into a float32 model would
+    come back float32 with float32 accuracy). Cast one of the two (``x.float()``, or
+    ``model.double()`` for a float64 model); :class:`~neuralop_fem.Surrogate` does this for
+    numpy input, documented there.
 
     Raises
     ------
     ShapeError
         As :func:`check_input`.
     InputError
-        For an empty batch (no sample to predict) or a tensor that is not floating point
-        (integer, bool or complex).
+        For an empty batch (no sample to predict), a tensor that is not floating point
+        (integer, bool or complex), or one of another floating-point dtype than the model's.
     """
     n = check_input(x, spatial_dims=spatial_dims, channels=channels, min_size=min_size, name=name,
                     hint=hint)
@@ -135,6 +139,15 @@ def prepare_input(
     if not x.is_floating_point():
         msg = f"`{name}` must be a floating-point tensor; got dtype {x.dtype}."
         raise InputError(msg)
-    if x.dtype != dtype:
-        x = x.to(dtype)
+    check_dtype(x, dtype, name=name)
     return x, n
+
+
+def check_dtype(x: torch.Tensor, dtype: torch.dtype, *, name: str = "x") -> None:
+    """Raise :class:`InputError` unless the floating-point tensor ``x`` has the model's
+    ``dtype`` (the message says how to cast either side)."""
+    if x.dtype != dtype:
+        msg = (f"`{name}` must have the model's dtype {dtype}; got {x.dtype}. Cast the input "
+               f"(`x.to({dtype})`) or the model (`model.to({x.dtype})`): a model does not "
+               "change the precision of its input silently.")
+        raise InputError(msg)

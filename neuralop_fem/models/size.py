@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from solvers.checks import is_int
+
 from ..errors import ConfigError
 from ._grid import coarse_size, middle_size
 
@@ -124,10 +126,10 @@ def check_resolution(value: object, *, source: str, error: type[Exception] = Con
     ``source`` names the file and field in the message (e.g. ``"run/run.json, field
     `resolution`"``).
     """
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RESOLUTION:
+    if not is_int(value) or not 1 <= value <= MAX_RESOLUTION:  # type: ignore[operator]
         msg = f"{source} must be an integer in [1, {MAX_RESOLUTION}]; got {value!r}."
         raise error(msg)
-    return value
+    return int(value)  # type: ignore[call-overload]
 
 
 def check_model_size(

@@ -8,6 +8,8 @@ from torch import nn
 
 from solvers.errors import ShapeError
 
+from ._grid import check_dtype
+
 __all__ = ["NormalizedOperator"]
 
 
@@ -48,10 +50,14 @@ class NormalizedOperator(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Predict in physical units from ``x`` (B, *spatial, C_in) in physical units.
 
-        ``x`` of another floating-point precision (float64 data) is accepted: the model casts
-        it to its own dtype, and the prediction is in the model's dtype. An empty batch is an
-        :class:`~neuralop_fem.errors.InputError` (raised by the model).
+        ``x`` must have the model's floating-point dtype (float32 unless the operator was
+        cast): float64 data into a float32 operator is an
+        :class:`~neuralop_fem.errors.InputError` that says how to cast, as is an empty batch
+        (raised by the model). :class:`~neuralop_fem.Surrogate` casts numpy input itself.
         """
+        param = next(self.model.parameters(), None)
+        if param is not None and x.is_floating_point():
+            check_dtype(x, param.dtype)
         if self.input_normalizer is not None:
             x = self.input_normalizer.encode(x)
         y = self.model(x)

@@ -253,9 +253,10 @@ def export_fields(path: str | os.PathLike[str], mesh: skfem.Mesh, *,
     ShapeError
         A field of the wrong length.
     """
-    from skfem.io.meshio import to_meshio
-
+    from ..extras import require
     from ..files import atomic_path
+
+    to_meshio = require("skfem.io.meshio", needed_for="export_fields").to_meshio
 
     suffix = os.fspath(path).rsplit(".", 1)[-1].lower()
     if suffix not in ("vtu", "xdmf"):
@@ -297,6 +298,9 @@ def read_fields(path: str | os.PathLike[str]) -> tuple[skfem.Mesh, dict[str, NDA
         The fields by name: ``(nvertices,)`` and ``(nelements,)`` arrays (scikit-fem's own
         ``skfem:`` boundary/subdomain encodings are decoded into the mesh, not returned).
     """
+    from ..extras import require
+
+    require("skfem.io.meshio", needed_for="read_fields")
     out = ["point_data", "cell_data"]
     mesh = skfem.Mesh.load(os.fspath(path), out=out)
     points = {k: np.asarray(v) for k, v in out[0].items()}
@@ -316,8 +320,9 @@ def mesh_from_meshio(m: meshio.Mesh) -> skfem.Mesh:
     InputError
         If ``m`` holds no cell type scikit-fem supports.
     """
-    from skfem.io.meshio import from_meshio
+    from ..extras import require
 
+    from_meshio = require("skfem.io.meshio", needed_for="mesh_from_meshio").from_meshio
     try:
         return from_meshio(m)
     except NotImplementedError:

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from solvers.checks import check_int
 from solvers.contract import Batch, Solver, SolveReport, SolverInput, SolverOutput, as_batch
 from solvers.problems import get_problem
 
@@ -70,6 +71,9 @@ class Surrogate:
         Samples per forward pass; bounds the memory (activations ~ batch_size * n^d * width).
     ood_reference : OODReference or None
         Training-input statistics for the out-of-distribution check (None: no check).
+
+    Inputs of any real dtype are taken as float64 (the solver contract), cast to the model's
+    :attr:`dtype` for the forward pass, and predictions come back as float64.
     """
 
     def __init__(self, operator: torch.nn.Module, *, problem: str, resolution: int,
@@ -80,9 +84,7 @@ class Surrogate:
         self.spec = get_problem(problem)
         self.output_resolution = int(resolution if output_resolution is None
                                      else output_resolution)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            msg = f"`batch_size` must be an int >= 1; got {batch_size!r}."
-            raise InputError(msg)
+        batch_size = check_int(batch_size, name="batch_size", minimum=1)
         self.device = torch.device(device) if device is not None else _default_device()
         self.operator = operator.to(self.device).eval()
         self.problem = problem
@@ -391,10 +393,16 @@ class Surrogate:
             warnings.warn(f"{self.name}: {message}; predictions may be unreliable.",
                           OODWarning, stacklevel=3)
 
-    def _predict(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+    @property
+    def dtype(self) -> torch.dtype:
+        """The floating-point dtype the model computes in (inputs are cast to it): the module's
+        ``input_dtype`` where it declares one, else its parameters' (float32 without any)."""
         param = next(self.operator.parameters(), None)
-        dtype = getattr(self.operator, "input_dtype", None) or (
+        return getattr(self.operator, "input_dtype", None) or (
             torch.float32 if param is None else param.dtype)
+
+    def _predict(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        dtype = self.dtype
         out = []
         with torch.no_grad():
             for start in range(0, len(values), self.batch_size):

@@ -34,7 +34,7 @@ from ..errors import RunDirectoryError
 from ..files import atomic_path, write_text_atomic
 from ..models import NormalizedOperator
 from ..models.io import check_state_dict, load_torch_file, model_from_config
-from .run_info import read_run_info
+from .run_info import check_data_path, read_run_info
 
 __all__ = [
     "BEST_FORMAT",
@@ -197,6 +197,7 @@ def load_trained(
         :func:`build_operator`); the message names the file and the field.
     """
     info = read_run_info(run_dir)
+    check_data_path(info, source=Path(run_dir) / RUN_JSON)
     path = Path(run_dir) / BEST
     if not path.exists() and not path.is_symlink():
         msg = (f"`run_dir` must contain {BEST} (a run that finished at least one epoch); "

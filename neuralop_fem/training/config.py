@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from solvers.checks import is_int
 from solvers.problems import PROBLEMS
 
 from ..config_base import (
@@ -58,7 +59,7 @@ _TARGET_NORMALIZERS = ("reference", "global")
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return is_int(value)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,7 +18,7 @@ import math
 import os
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import Any, NamedTuple, NotRequired, TypedDict
 
 import numpy as np
 import torch
@@ -27,14 +27,12 @@ from ..errors import RunDirectoryError
 from ..files import ExclusiveLock, remove_stale_temporaries
 from ..models.io import check_state_dict, load_torch_file
 from . import checkpoint as ck
+from .config import TrainConfig
 from .distributed import GlobalBatchSampler
 from .optim import PER_EPOCH, SCHEDULER_PROGRESS, scheduler_steps
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .trainer import Trainer
-
-__all__ = ["LOCK", "LastState", "capture_rng", "lock_run_dir", "prepare_run_dir", "read_last",
-           "restore"]
+__all__ = ["LOCK", "LastState", "Progress", "capture_rng", "lock_run_dir", "prepare_run_dir",
+           "read_last", "restore"]
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
 _RNG = ("torch", "cuda", "numpy", "python", "loader")
@@ -291,24 +289,39 @@ def _restore_rng(state: dict[str, Any], sampler: GlobalBatchSampler, source: Any
         raise _fail(source, f"rng.{key}", "the saved state of that generator") from None
 
 
-def restore(trainer: Trainer, state: LastState, source: str | os.PathLike[str]) -> None:
-    """Put ``trainer`` in the state of :func:`read_last` output (everything checked first)."""
+class Progress(NamedTuple):
+    """Where a resumed run stands: epochs completed, per-epoch history, best epoch and its
+    validation error, wall time (s) spent before this process."""
+
+    epoch: int
+    history: dict[str, list[float]]
+    best_epoch: int
+    best_val: float
+    wall_time_s: float
+
+
+def restore(state: LastState, source: str | os.PathLike[str], *, operator: torch.nn.Module,
+            optimizer: torch.optim.Optimizer, scheduler: Any, sampler: GlobalBatchSampler,
+            config: TrainConfig, steps_per_epoch: int) -> Progress:
+    """Load :func:`read_last` output into the model, optimizer, scheduler, RNGs and sampler
+    of a run (everything checked first); return the run's :class:`Progress`. ``config`` and
+    ``steps_per_epoch`` (optimizer steps) give the scheduler's expected step count."""
     epoch = int(state["epoch"])
     try:
-        check_state_dict(trainer.operator, state["model"], source=str(source), field="model",
+        check_state_dict(operator, state["model"], source=str(source), field="model",
                          error=RunDirectoryError, finite=False)
     except RunDirectoryError as exc:
         msg = f"{exc} {_RETRY}"
         raise RunDirectoryError(msg) from None
-    trainer.operator.load_state_dict(state["model"])
-    _restore_optimizer(trainer.optimizer, state["optimizer"], source)
-    steps = scheduler_steps(trainer.config, epochs_done=epoch,
-                            steps_per_epoch=trainer.steps_per_epoch)
-    per_epoch = trainer.config.scheduler in PER_EPOCH
-    _restore_scheduler(trainer.scheduler, state["scheduler"], steps, source,
-                       steps_are="the epoch" if per_epoch else "epoch x steps per epoch")
-    trainer.epoch = epoch
-    trainer.history = {k: [float(v) for v in state["history"][k]] for k in _HISTORY}
-    trainer.best_epoch, trainer.best_val = int(state["best_epoch"]), float(state["best_val"])
-    trainer.wall_time_before = float(state["wall_time_s"])
-    _restore_rng(state["rng"], trainer.sampler, source)
+    operator.load_state_dict(state["model"])
+    _restore_optimizer(optimizer, state["optimizer"], source)
+    steps = scheduler_steps(config, epochs_done=epoch, steps_per_epoch=steps_per_epoch)
+    _restore_scheduler(scheduler, state["scheduler"], steps, source,
+                       steps_are="the epoch" if config.scheduler in PER_EPOCH
+                       else "epoch x steps per epoch")
+    _restore_rng(state["rng"], sampler, source)
+    return Progress(
+        epoch=epoch,
+        history={k: [float(v) for v in state["history"][k]] for k in _HISTORY},
+        best_epoch=int(state["best_epoch"]), best_val=float(state["best_val"]),
+        wall_time_s=float(state["wall_time_s"]))

@@ -32,6 +32,7 @@ __all__ = [
     "RUN_FORMAT",
     "STATUSES",
     "read_json_file",
+    "check_data_path",
     "read_run_info",
     "require_fields",
     "validate_run_info",
@@ -235,7 +236,82 @@ def validate_run_info(info: object, *, source: str | os.PathLike[str]) -> dict[s
             raise _fail(source, key, "an object", info[key])
     _check_configs(info, source)
     _check_ood(info.get("ood_reference"), source)
+    _check_agreement(info, source)
     return info
+
+
+def _check_agreement(info: dict[str, Any], source: Any) -> None:
+    """Fields that repeat one fact agree: the task, the training config's task, the problem of
+    the data; the recorded data provenance rebuilds the solver that produced the labels."""
+    from solvers.problems import get_problem
+
+    from ..data.provenance import generation_settings, solver_from_record
+    from ..errors import DatasetError
+
+    task = info.get("task", info.get("problem"))
+    config = info.get("train_config")
+    if task is not None and isinstance(config, dict) and config.get("task") != task:
+        raise _fail(source, "task", f"the task of field `train_config` ({config.get('task')!r})",
+                    task)
+    data = info.get("data")
+    if task is None or not isinstance(data, dict):
+        return
+    data_problem = get_problem(task).data_problem
+    if data.get("problem") is not None and data["problem"] != data_problem:
+        raise _fail(source, "data.problem", f"{data_problem!r}, the data of task {task!r}",
+                    data["problem"])
+    if isinstance(data.get("config_json"), str):
+        attrs, where = {"config_json": data["config_json"]}, f"{source}, field `data.config_json`"
+        try:
+            if generation_settings(attrs, source=where) is not None:  # a generated file's record
+                solver_from_record(attrs, data_problem, source=where)
+        except DatasetError as exc:
+            raise RunDirectoryError(str(exc)) from None
+
+
+_NETCDF_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
+
+
+def check_data_path(info: Mapping[str, Any], *, source: str | os.PathLike[str]) -> None:
+    """Refuse a ``run.json`` whose ``data.path`` names an existing file that is not a dataset
+    of the run's problem (another problem's file, or any other file: a tampered record).
+
+    A path that no longer exists is accepted (a run directory moved to another machine).
+
+    Raises
+    ------
+    RunDirectoryError
+        Naming ``source``, the field ``data.path``, the file and why it cannot be the data.
+    """
+    from solvers.problems import get_problem
+
+    from ..data.io import load_dataset
+    from ..errors import DatasetError
+
+    data = info.get("data")
+    task = info.get("task", info.get("problem"))
+    path = data.get("path") if isinstance(data, dict) else None
+    if not isinstance(path, str) or task is None or not os.path.exists(path):
+        return
+    want = get_problem(task).data_problem
+
+    why = None
+    try:
+        with open_for_reading(path, what="a netCDF dataset", error=DatasetError) as fh:
+            magic = fh.read(8)
+        if not magic.startswith(_NETCDF_MAGIC):
+            why = "which is not a netCDF file"
+        else:
+            with load_dataset(path) as ds:
+                problem = ds.attrs.get("problem")
+            if problem != want:
+                why = f"a {problem} dataset"
+    except DatasetError as exc:
+        why = f"which is not a usable dataset ({exc})"
+    if why is not None:
+        msg = (f"{source}: field `data.path` must name the training data of this {task} run, "
+               f"a {want} dataset; it names {path}, {why}.")
+        raise RunDirectoryError(msg)
 
 
 def require_fields(info: Mapping[str, object], names: tuple[str, ...], *,

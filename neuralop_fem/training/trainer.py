@@ -231,7 +231,10 @@ class Trainer:
             return None
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        rs.restore(self, state, self.run_dir / ck.LAST)
+        (self.epoch, self.history, self.best_epoch, self.best_val, self.wall_time_before) = \
+            rs.restore(state, self.run_dir / ck.LAST, operator=self.operator,
+                       optimizer=self.optimizer, scheduler=self.scheduler, sampler=self.sampler,
+                       config=self.config, steps_per_epoch=self.steps_per_epoch)
 
     def _wall_time(self) -> float:
         return self.wall_time_before + time.perf_counter() - self._t_start

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import dask.array as da
 import netCDF4
 import numpy as np
@@ -237,3 +240,51 @@ def test_corrupted_chunk_names_the_file_and_the_variable(tmp_path, darcy_ds, var
     other = "seed" if variable != "seed" else "u"
     assert io.read_values(ds, other).shape[0] == 4  # the rest of the file still reads
     assert io.verify_dataset(load_dataset(path)) == 6  # a sound file: one chunk per variable
+
+
+@pytest.mark.parametrize("how", ["values", "load", "mean", "numpy", "resave", "compute"])
+def test_any_read_of_a_damaged_chunk_is_a_dataset_error(tmp_path, rng, how):
+    """Bytes flipped in the data region of a written file: whatever reads the damaged values
+    through the lazily loaded dataset gets one DatasetError naming the file and the variable
+    (not netCDF's bare ``RuntimeError: NetCDF: HDF error``)."""
+    path = save_dataset(make_burgers(rng, n_samples=12, n=64), tmp_path / "b.nc")
+    corrupt_chunk(path, tmp_path / "bad.nc", "u")
+    ds = load_dataset(tmp_path / "bad.nc")
+    read = {
+        "values": lambda: ds["u"].values,
+        "load": ds.load,
+        "mean": lambda: float(ds["u"].mean()),
+        "numpy": lambda: np.asarray(ds["u"]),
+        "resave": lambda: save_dataset(ds, tmp_path / "copy.nc"),
+        "compute": lambda: ds["u"].isel(sample=slice(2, 5)).compute(),
+    }[how]
+    with pytest.raises(DatasetError, match=r"bad\.nc: variable `u` \(sample [0-9.]+\) cannot be "
+                                            r"read: the file is corrupt or truncated"):
+        read()
+    assert not (tmp_path / "copy.nc").exists()
+    np.testing.assert_array_equal(ds["u0"].values, load_dataset(path)["u0"].values)
+    ds.close()
+
+
+@pytest.mark.parametrize("fraction", [0.2, 0.5, 0.9, 0.99])
+def test_a_truncated_file_is_one_dataset_error(tmp_path, rng, fraction):
+    path = save_dataset(make_burgers(rng, n_samples=12, n=64), tmp_path / "b.nc")
+    data = path.read_bytes()
+    cut = tmp_path / "cut.nc"
+    cut.write_bytes(data[: int(len(data) * fraction)])
+    with pytest.raises(DatasetError, match=r"cut\.nc: .*(truncated|corrupt)"):
+        load_dataset(cut).load()
+
+
+def _open_handles(path) -> int:
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)")
+def test_closing_a_loaded_dataset_closes_the_file(tmp_path, burgers_ds):
+    path = save_dataset(burgers_ds, tmp_path / "b.nc")
+    with load_dataset(path) as ds:
+        assert ds["u"].values.shape == burgers_ds["u"].shape
+        assert _open_handles(path) >= 1
+    assert _open_handles(path) == 0

@@ -187,7 +187,7 @@ def test_unknown_option_name(cls):
         ({"first_dt": -1.0}, "`first_dt` must be a finite number > 0"),
         ({"growth": 1.0}, "`growth` must be a finite number > 1"),
         ({"n_contour": 2}, "`n_contour` must be an integer >= 4"),
-        ({"mode_tol": 0.1}, r"`mode_tol` must be in \[0, 1e-6\)"),
+        ({"mode_tol": 0.1}, r"`mode_tol` must be a finite number in \[0, 1e-06\)"),
     ],
 )
 def test_bad_spectral_numerics(kwargs, match):
@@ -196,5 +196,5 @@ def test_bad_spectral_numerics(kwargs, match):
 
 
 def test_bad_fd_cfl():
-    with pytest.raises(InputError, match=r"`cfl` must be in \(0, 1\]"):
+    with pytest.raises(InputError, match=r"`cfl` must be a finite number in \(0, 1\]"):
         BurgersFDSolver(cfl=1.5)

@@ -103,7 +103,7 @@ def test_bad_tol(cls, tol):
 
 
 def test_bad_maxiter():
-    with pytest.raises(InputError, match=r"`maxiter` must be None or an int >= 1; got 0"):
+    with pytest.raises(InputError, match=r"`maxiter` must be None or an integer >= 1; got 0"):
         DarcyFDSolver(maxiter=0)
 
 
@@ -113,7 +113,7 @@ def test_non_finite_forcing():
 
 
 def test_bad_batch_size():
-    with pytest.raises(InputError, match=r"`batch_size` must be an int >= 1; got 0"):
+    with pytest.raises(InputError, match=r"`batch_size` must be an integer >= 1; got 0"):
         DarcyFDSolver(batch_size=0)
 
 
@@ -161,7 +161,7 @@ def test_solve_mesh_initial_guess_wrong_shape():
 
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True])
 def test_bad_blas_threads(threads):
-    with pytest.raises(InputError, match="`blas_threads` must be None or an int >= 1"):
+    with pytest.raises(InputError, match="`blas_threads` must be None or an integer >= 1"):
         DarcyFDSolver(blas_threads=threads)
 
 

@@ -318,11 +318,11 @@ def test_objective_wants_one_sample():
         ({"tau": 0.5}, r"`tau` must be a finite number >= 1; got 0.5"),
         ({"forcing": float("inf")}, r"`forcing` must be a finite nonzero number .*; got inf"),
         ({"forcing": 0.0}, r"`forcing` must be a finite nonzero number .*; got 0.0"),
-        ({"maxiter": 0}, r"`maxiter` must be an int >= 1; got 0"),
-        ({"coarse_maxiter": 1.5}, r"`coarse_maxiter` must be an int >= 1; got 1.5"),
-        ({"levels": 0}, r"`levels` must be an int >= 1; got 0"),
-        ({"warm_levels": 0}, r"`warm_levels` must be an int >= 1; got 0"),
-        ({"memory": True}, r"`memory` must be an int >= 1; got True"),
+        ({"maxiter": 0}, r"`maxiter` must be an integer >= 1; got 0"),
+        ({"coarse_maxiter": 1.5}, r"`coarse_maxiter` must be an integer >= 1; got 1.5"),
+        ({"levels": 0}, r"`levels` must be an integer >= 1; got 0"),
+        ({"warm_levels": 0}, r"`warm_levels` must be an integer >= 1; got 0"),
+        ({"memory": True}, r"`memory` must be an integer >= 1; got True"),
     ],
 )
 def test_bad_configuration(kwargs, match):

@@ -307,8 +307,10 @@ def _without_reference(run, path):
     _edit_json(run / "run.json", {"ood_reference": None, "data.path": str(path)})
 
 
-def test_the_recorded_dataset_is_used_only_when_it_is_that_dataset(run, burgers_file, tmp_path,
-                                                                    darcy_file):
+def test_the_recorded_dataset_must_be_that_dataset_or_gone(run, burgers_file, tmp_path,
+                                                           darcy_file):
+    """run.json's data.path: the run's dataset (used for the OOD reference) or a file that no
+    longer exists (a moved run); any other existing file is a tampered record, refused."""
     _without_reference(run, burgers_file)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -322,12 +324,12 @@ def test_the_recorded_dataset_is_used_only_when_it_is_that_dataset(run, burgers_
         fh.truncate(2**33)  # 8 GiB, sparse: only its first bytes may be read
     fake = tmp_path / "fake.nc"
     fake.write_bytes(b"\x89HDF\r\n\x1a\n" + RANDOM)
-    for target, why in ((big, "not a netCDF file"), ("/dev/zero", "is a device"),
-                        (tmp_path, "is a directory"), (darcy_file, "a darcy dataset, not burgers"),
-                        (fake, r"fake\.nc")):
+    for target, why in ((big, "which is not a netCDF file"), ("/dev/zero", "is a device"),
+                        (tmp_path, "is a directory"), (darcy_file, "a darcy dataset"),
+                        (fake, r"fake\.nc.*cannot be read"), ("/etc/passwd", "not a netCDF")):
         _without_reference(run, target)
         t0 = time.perf_counter()
-        with pytest.warns(UserWarning, match=rf"cannot serve as the out-of-distribution .*{why}"):
-            surrogate = Surrogate.load(run, device="cpu")
-        assert surrogate.ood_reference is None
+        with pytest.raises(RunDirectoryError, match=r"run\.json: field `data\.path` must name the "
+                                                    rf"training data of this burgers run.*{why}"):
+            Surrogate.load(run, device="cpu")
         assert time.perf_counter() - t0 < 10

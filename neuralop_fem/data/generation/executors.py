@@ -223,15 +223,11 @@ def _run_dask(
     tasks: Sequence[tuple[int, int]], args: tuple[Any, ...], scheduler: str,
     on_done: Callable[[int, int, ChunkResult], None],
 ) -> None:
-    try:
-        from distributed import Client, as_completed
-    except ImportError as exc:  # pragma: no cover - distributed is a test dependency
-        from ..errors import ConfigError
-
-        msg = ("`scheduler` needs the `distributed` package; got ImportError "
-               f"({exc}). Install neuralop-fem[distributed].")
-        raise ConfigError(msg) from None
     from ...errors import ConfigError
+    from ...extras import require
+
+    distributed = require("distributed", needed_for="`scheduler` (--scheduler)")
+    Client, as_completed = distributed.Client, distributed.as_completed
 
     try:
         client = Client(scheduler, set_as_default=False, timeout=30)
