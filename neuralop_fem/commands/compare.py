@@ -16,7 +16,7 @@ from ._options import (
     check_indices,
     check_input_dir,
     check_input_file,
-    check_output_dir,
+    check_new_output_dir,
     device,
     indices,
     input_dir,
@@ -63,6 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "snapped to the two phase values the dataset records")
     p.add_argument("--device", type=device, default=None,
                    help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the report an earlier run wrote in REPORT_DIR")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -70,7 +72,7 @@ def _check(args: argparse.Namespace) -> None:
     check_input_dir(args.run_dir, "RUN_DIR")
     check_input_file(args.data, "--data")
     check_indices(args.indices, args.data)
-    check_output_dir(args.out, "--out")
+    check_new_output_dir(args.out, "--out", overwrite=args.overwrite)
     if args.device not in (None, "auto"):
         from ..training.distributed import resolve_device
 

@@ -164,10 +164,40 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     with Trainer(args.out, args.data, model_config=model_config, config=train_config,
                  preset=args.preset, overwrite=args.overwrite) as trainer:
-        result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call)
-        if trainer.ctx.is_main:
+        main = trainer.ctx.is_main
+        note = trainer.schedule_note(lr_name=_FLAGS["lr_max"])
+        if main and note is not None:
+            _say(note)
+        if main and trainer.resumed_from is not None:
+            _say(_resuming(trainer.resumed_from, train_config.epochs, args.out))
+        # A terminal on both streams shows the bar (stderr); otherwise one line per epoch.
+        lines = main and not (sys.stdout.isatty() and sys.stderr.isatty())
+        result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call,
+                             callback=_epoch_line if lines else None)
+        if main:
             _report(result, args.out)
     return 0
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _resuming(done: int, epochs: int, out: Path) -> str:
+    if done >= epochs:
+        return (f"resuming {out}: its {epochs} epochs are done; computing the test errors "
+                "(--overwrite trains it again)")
+    return (f"resuming {out} from epoch {done + 1} of {epochs} ({done} done, restored from "
+            "last.pt; --overwrite starts again)")
+
+
+def _epoch_line(trainer: Any, row: Any) -> None:
+    """One line per epoch on stdout (a log file, a batch job, a pipe)."""
+    val = row["val_rel_l2"]
+    best = " (best)" if row["epoch"] == trainer.best_epoch else ""
+    _say(f"epoch {row['epoch']}/{trainer.config.epochs}: loss {row['train_loss']:.4e}, "
+         f"validation rel. L2 {val:.4e}{best}, lr {row['lr']:.2e}, {row['epoch_time_s']:.1f} s")
 
 
 def _report(result: dict[str, Any], out: Path) -> None:

@@ -77,6 +77,11 @@ class TrainConfig(FrozenConfig):
         Start lr ``lr_max / div_factor``, final lr ``lr_max / div_factor / final_div_factor``.
     grad_clip : float
         Total-norm gradient clipping threshold; 0 disables clipping.
+    min_warmup_steps : int
+        Fewest warm-up steps over which the learning rate may rise to ``lr_max``: a run whose
+        warm-up (``pct_start * epochs * batches per epoch``) is shorter peaks at
+        ``lr_max * warmup / min_warmup_steps`` (small files: a faster rise diverges;
+        :func:`~neuralop_fem.training.optim.peak_lr`). 0: always ``lr_max``, as the paper.
     gamma : float
         Weight of the H1 term of :func:`~neuralop_fem.training.losses.operator_loss`
         (0.1 Burgers, 0.5 Darcy, 0 inverse).
@@ -119,6 +124,7 @@ class TrainConfig(FrozenConfig):
     div_factor: float = 1e4
     final_div_factor: float = 1e4
     grad_clip: float = 1.0
+    min_warmup_steps: int = 100
     gamma: float = 0.1
     seed: int = 1127802
     deterministic: bool = True
@@ -140,7 +146,7 @@ class TrainConfig(FrozenConfig):
         self._set("amp", choice(self.amp, "amp", _AMP))
         for name in ("epochs", "batch_size", "eval_batch_size", "n_train", "n_val", "n_test"):
             self._set(name, positive_int(getattr(self, name), name))
-        for name in ("seed", "num_workers"):
+        for name in ("seed", "num_workers", "min_warmup_steps"):
             self._set(name, nonnegative_int(getattr(self, name), name))
         for name in ("lr_max", "div_factor", "final_div_factor"):
             self._set(name, positive_float(getattr(self, name), name))
