@@ -30,8 +30,8 @@ def warmup_steps(config: TrainConfig, *, steps_per_epoch: int) -> float:
 
 def peak_lr(config: TrainConfig, *, steps_per_epoch: int) -> float:
     """The schedule's peak learning rate: ``lr_max``, lowered in proportion for a warm-up
-    shorter than ``config.min_warmup_steps`` (:data:`MIN_WARMUP_STEPS` by default) steps: the
-    lr never rises faster than ``lr_max / min_warmup_steps`` per step.
+    shorter than ``config.min_warmup_steps`` (:data:`MIN_WARMUP_STEPS` by default) steps: on
+    average over the warm-up the lr rises by at most ``lr_max / min_warmup_steps`` per step.
 
     >>> from neuralop_fem.training import training_preset
     >>> cfg = training_preset("darcy-inverse-galerkin").replace(epochs=8)

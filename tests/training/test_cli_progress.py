@@ -95,7 +95,7 @@ def test_a_stopped_run_records_its_epochs_and_a_finished_one_is_refused_by_flag(
 
 def test_a_short_warm_up_lowers_the_peak_learning_rate_and_says_so(tmp_path, burgers_file):
     """12 samples, batch 4, 2 epochs: 6 steps, a warm-up of 1.8 steps. The lr may rise by at
-    most lr_max / min_warmup_steps (100) per step, so it peaks at 1.8e-5, not 1e-3."""
+    most lr_max / min_warmup_steps (100) per step on average, so it peaks at 1.8e-5, not 1e-3."""
     run = tmp_path / "run"
     done = _train(burgers_file, run, "--epochs", "2")
     assert done.returncode == 0, done.stderr
