@@ -112,7 +112,10 @@ def _flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
 
 
 _ASSIGNMENT = re.compile(r"`?\b([a-z][a-z0-9_]*)=(True|False|None|[\w.+-]+)`?")
-_NAMED = re.compile(r"`([a-z][a-z0-9_]*)`")
+#: A backticked name, unless it names a part of a file (``field `data```, ```seed`` attribute``).
+_PART = "field|attribute|coordinate|variable|section|key|dimension"
+_NAMED = re.compile("".join(f"(?<!{w} )" for w in _PART.split("|"))
+                    + rf"`([a-z][a-z0-9_]*)`(?! (?:{_PART})\b)")
 
 
 def command_line_wording(text: str, parser: argparse.ArgumentParser | None) -> str:
@@ -128,6 +131,8 @@ def command_line_wording(text: str, parser: argparse.ArgumentParser | None) -> s
     'pass --overwrite; --n-train must be >= 1; set --n-train 5'
     >>> command_line_wording("Pass --overwrite (overwrite=True) to start again.", p)
     'Pass --overwrite to start again.'
+    >>> command_line_wording("run.json: field `n_train` must be >= 1", p)  # a file's field
+    'run.json: field `n_train` must be >= 1'
     """
     if parser is None:
         return text
@@ -302,7 +307,7 @@ def _run(argv: list[str], debug: bool, seen: dict[str, argparse.ArgumentParser])
     args.verbose += getattr(args, "verbose_after", 0)
     args.debug = debug
     _configure_logging(args.verbose, name=f"neuralop-fem {args.command}", parser=sub)
-    from .commands._options import check_paths_apart
+    from .commands import check_paths_apart
 
     check_paths_apart(args, sub)
     module = _load((command or args.command).replace("-", "_"))

@@ -120,7 +120,8 @@ def test_compare_keeps_an_earlier_report_unless_overwrite(tmp_path, darcy_file, 
     # with --overwrite the option check passes and the command goes on to read the run
     err = _one_error(_cli("compare", run_dir, "--data", darcy_file, "--out", report,
                           "--overwrite"))
-    assert "--out" not in err and "run.json" in err, err
+    assert "--out" not in err, err
+    assert "run.json" in err, err
 
 
 def test_a_mistyped_option_or_command_gets_a_suggestion(tmp_path, darcy_file):
@@ -131,7 +132,8 @@ def test_a_mistyped_option_or_command_gets_a_suggestion(tmp_path, darcy_file):
                           "--resolutoin", "9"))
     assert "(did you mean --resolution?)" in err
     err = _one_error(_cli("trian", "--data", darcy_file))
-    assert "invalid choice: 'trian'" in err and "(did you mean train?)" in err
+    assert "invalid choice: 'trian'" in err
+    assert "(did you mean train?)" in err
 
 
 def test_messages_name_flags_not_python_arguments(tmp_path, darcy_file):

@@ -146,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     from ..models import PRESETS
     from ..training import Trainer, fit_to_data, training_preset
+    from ..training.optim import schedule_note
 
     train_config = training_preset(args.preset)
     model_config = PRESETS[args.preset]
@@ -165,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
     with Trainer(args.out, args.data, model_config=model_config, config=train_config,
                  preset=args.preset, overwrite=args.overwrite) as trainer:
         main = trainer.ctx.is_main
-        note = trainer.schedule_note(lr_name=_FLAGS["lr_max"])
+        note = schedule_note(train_config, steps_per_epoch=len(trainer.sampler),
+                             lr_name=_FLAGS["lr_max"])
         if main and note is not None:
             _say(note)
         if main and trainer.resumed_from is not None:

@@ -222,6 +222,13 @@ _RECIPES: dict[str, dict[str, Any]] = {
 }
 
 
+def added_defaults(recorded: dict[str, Any]) -> dict[str, Any]:
+    """The :class:`TrainConfig` fields a record written before they existed lacks, at their
+    defaults (the settings such a run trained with); the resume-free fields are left out."""
+    return {k: v for k, v in TrainConfig().to_dict().items()
+            if k not in recorded and k not in RESUME_FREE_FIELDS}
+
+
 def task_of_preset(preset: str) -> str:
     """The task of a preset name: the longest registry problem name it starts with."""
     matches = [p for p in TASKS if preset == p or preset.startswith(f"{p}-")]

@@ -11,7 +11,8 @@ from .config import TrainConfig
 if TYPE_CHECKING:  # pragma: no cover
     from torch.optim.optimizer import ParamsT
 
-__all__ = ["MIN_WARMUP_STEPS", "make_optimizer", "make_scheduler", "peak_lr", "warmup_steps"]
+__all__ = ["MIN_WARMUP_STEPS", "make_optimizer", "make_scheduler", "peak_lr", "schedule_note",
+           "warmup_steps"]
 
 #: The default of ``TrainConfig.min_warmup_steps``: the fewest warm-up steps over which the
 #: learning rate may rise to ``lr_max``; a shorter warm-up (few samples, few epochs) peaks at
@@ -66,3 +67,19 @@ def make_scheduler(
         pct_start=config.pct_start, anneal_strategy="cos", cycle_momentum=True,
         div_factor=config.div_factor, final_div_factor=config.final_div_factor,
     )
+
+
+def schedule_note(config: TrainConfig, *, steps_per_epoch: int,
+                  lr_name: str = "`lr_max`") -> str | None:
+    """One line when the :func:`peak_lr` is below ``lr_max`` (a short warm-up), else None;
+    ``lr_name``: how ``lr_max`` is named (the command line: ``--lr``)."""
+    peak = peak_lr(config, steps_per_epoch=steps_per_epoch)
+    if peak >= config.lr_max:
+        return None
+    up = warmup_steps(config, steps_per_epoch=steps_per_epoch)
+    return (f"schedule: peak learning rate {peak:.3g} instead of {lr_name} {config.lr_max:g}: "
+            f"the warm-up has {up:.3g} steps ({steps_per_epoch} batches per epoch x "
+            f"{config.epochs} epochs x pct_start {config.pct_start:g}), fewer than the "
+            f"{config.min_warmup_steps} (min_warmup_steps) the rate needs to rise to "
+            f"{config.lr_max:g} without diverging on a small file; more epochs or samples give "
+            "a higher peak.")

@@ -28,7 +28,8 @@ LOG_EVERY_S = 30.0
 FINAL_OVER_BEST = 2.0
 
 
-def training_warnings(val_history: list[float], best_epoch: int) -> list[str]:
+def training_warnings(val_history: list[float], best_epoch: int, *,
+                      log_as: str | None = None) -> list[str]:
     """One line for each sign that a finished run went wrong (none for a healthy run).
 
     * the final epoch's validation error is more than :data:`FINAL_OVER_BEST` times the best
@@ -41,6 +42,9 @@ def training_warnings(val_history: list[float], best_epoch: int) -> list[str]:
         Mean validation relative L2 error of every epoch, in order.
     best_epoch
         The epoch (from 1) of the lowest one; 0 when none was finite.
+    log_as
+        If given, each line is also logged at WARNING, prefixed ``"<log_as>: "`` (the run
+        directory).
 
     >>> training_warnings([0.5, 0.3, 0.31], 2)
     []
@@ -49,6 +53,13 @@ def training_warnings(val_history: list[float], best_epoch: int) -> list[str]:
     training became unstable; the selected model (best.pt) is epoch 1's. Train with a lower
     peak learning rate or on more samples.
     """
+    lines = _warnings(val_history, best_epoch)
+    for line in lines if log_as is not None else ():
+        _log.warning("%s: %s", log_as, line)
+    return lines
+
+
+def _warnings(val_history: list[float], best_epoch: int) -> list[str]:
     if not val_history:
         return []
     n, final = len(val_history), float(val_history[-1])

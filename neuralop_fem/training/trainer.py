@@ -37,10 +37,10 @@ from ..models.presets import ModelConfig
 from . import checkpoint as ck
 from . import resume as rs
 from ._env import environment_info
-from .config import RESUME_FREE_FIELDS, TrainConfig
+from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
-from .optim import make_optimizer, make_scheduler, peak_lr, warmup_steps
+from .optim import make_optimizer, make_scheduler, peak_lr
 from .progress import TrainingProgress, training_warnings
 from .run_info import RUN_FORMAT, read_run_info
 from .setup import TrainingData, build_training_data, check_problem, open_data
@@ -183,35 +183,13 @@ class Trainer:
         }
         self.best_epoch, self.best_val = 0, math.inf
         self.wall_time_before = 0.0
-        #: Epochs an unfinished run had completed when this trainer resumed it (None: new run).
-        self.resumed_from: int | None = None
         if resume is not None:
             self._load_state(resume)
-            self.resumed_from = self.epoch
             _log.info("resuming %s after epoch %d", self.run_dir, self.epoch)
+        self.resumed_from = None if resume is None else self.epoch  # epochs done before
         if self.ctx.is_main:  # a resumed run records the epochs it restored at once
             ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()
-
-    @property
-    def peak_lr(self) -> float:
-        """The schedule's peak learning rate (:func:`~neuralop_fem.training.optim.peak_lr`:
-        ``lr_max``, lower when the warm-up is short)."""
-        return peak_lr(self.config, steps_per_epoch=len(self.sampler))
-
-    def schedule_note(self, lr_name: str = "`lr_max`") -> str | None:
-        """One line when the peak learning rate is below ``lr_max`` (a short warm-up), else
-        None; ``lr_name``: how ``lr_max`` is named (the command line: ``--lr``)."""
-        peak, cfg = self.peak_lr, self.config
-        if peak >= cfg.lr_max:
-            return None
-        up = warmup_steps(cfg, steps_per_epoch=len(self.sampler))
-        return (f"schedule: peak learning rate {peak:.3g} instead of {lr_name} {cfg.lr_max:g}: "
-                f"the warm-up has {up:.3g} steps ({len(self.sampler)} batches per epoch x "
-                f"{cfg.epochs} epochs x pct_start {cfg.pct_start:g}), fewer than the "
-                f"{cfg.min_warmup_steps} (min_warmup_steps) the rate needs to rise to "
-                f"{cfg.lr_max:g} without diverging on a small file; more epochs or samples give "
-                "a higher peak.")
 
     # -- run directory ---------------------------------------------------------------------
     def _identity(self, data: Any) -> dict[str, Any]:
@@ -239,10 +217,7 @@ class Trainer:
             return None
         state = rs.read_last(last)
         old, new = state["identity"], self._identity_value
-        # a training setting added after the run started counts as its default there
-        added = {k: v for k, v in TrainConfig().to_dict().items()
-                 if k not in old and k not in RESUME_FREE_FIELDS}
-        old = {**added, **old}
+        old = {**added_defaults(old), **old}  # settings added since the run started
         diff = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
         if diff:
             shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {new.get(k)!r} (now)" for k in diff)
@@ -325,7 +300,7 @@ class Trainer:
             "device": str(self.device),
             "world_size": self.ctx.world_size,
             **env,
-            "peak_lr": self.peak_lr,
+            "peak_lr": peak_lr(self.config, steps_per_epoch=len(self.sampler)),
             "epochs_completed": self.epoch,
             "wall_time_s": self._wall_time(),
             "best_epoch": self.best_epoch,
@@ -397,9 +372,7 @@ class Trainer:
         -------
         dict
             ``finished``, ``epochs_completed``, ``best_epoch``, ``best_val_rel_l2`` and, when
-            finished, ``test_rel_l2_best`` and ``test_rel_l2_final`` (mean relative L2) and
-            ``warnings`` (one line each, also logged and recorded in ``run.json``: see
-            :func:`~neuralop_fem.training.progress.training_warnings`).
+            finished, ``test_rel_l2_best``, ``test_rel_l2_final`` and ``warnings`` (run.json's).
         """
         cfg = self.config
         identity = self._identity_value
@@ -452,8 +425,7 @@ class Trainer:
                 ck.save_atomic(payload, self.run_dir / ck.BEST)
             self._save_last(identity)
             ck.write_metrics_csv(self.history, self.run_dir / ck.METRICS)
-            if self.epoch < self.config.epochs:  # the last epoch: _finish writes it
-                ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
+            ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()
         return row
 
@@ -485,9 +457,8 @@ class Trainer:
             ck.write_loss_curve(self.history, self.run_dir / ck.CURVE, title=title)
         if finished and self.ctx.is_main:
             out.update(self._test_errors())
-            out["warnings"] = training_warnings(self.history["val_rel_l2"], self.best_epoch)
-            for line in out["warnings"]:
-                _log.warning("%s: %s", self.run_dir, line)
+            out["warnings"] = training_warnings(self.history["val_rel_l2"], self.best_epoch,
+                                                log_as=str(self.run_dir))
         if self.ctx.is_main:
             results = {k: out[k] for k in ("test_rel_l2_best", "test_rel_l2_final",
                                             "val_rel_l2_final", "warnings") if k in out}
