@@ -26,9 +26,12 @@ Exit status and messages (one line on stderr; the traceback only with ``--debug`
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
+import re
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
@@ -61,11 +64,107 @@ _SUMMARIES: dict[str, str] = {
 _log = logging.getLogger("neuralop_fem")
 
 
+_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+
+
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line on stderr (exit status 2)."""
+    """An argument parser whose usage errors are one line on stderr (exit status 2); a
+    mistyped command name gets the closest one suggested."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        match = _CHOICE.search(message)
+        if match:
+            names = [c for a in self._actions if a.choices for c in a.choices]
+            message += _suggestion(match.group(1), names)
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _suggestion(word: str, names: Sequence[str]) -> str:
+    """`` (did you mean NAME?)`` for the name of ``names`` closest to ``word``, or ``""``."""
+    close = difflib.get_close_matches(word, [str(n) for n in names], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of ``parser`` and of its nested subcommands."""
+    names: list[str] = []
+    for action in parser._actions:
+        names += [s for s in action.option_strings if s.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                names += _option_strings(sub)
+    return names
+
+
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[command]
+    return parser  # pragma: no cover - every parser has the subcommands
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """Option destination -> its action, for the options of ``parser`` and nested commands."""
+    found: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                for dest, sub_action in _flags(sub).items():
+                    found.setdefault(dest, sub_action)
+        elif action.option_strings and action.dest != "help":
+            found.setdefault(action.dest, action)
+    return found
+
+
+_ASSIGNMENT = re.compile(r"`?\b([a-z][a-z0-9_]*)=(True|False|None|[\w.+-]+)`?")
+#: A backticked name, unless it names a part of a file (``field `data```, ```seed`` attribute``).
+_PART = "field|attribute|coordinate|variable|section|key|dimension"
+_NAMED = re.compile("".join(f"(?<!{w} )" for w in _PART.split("|"))
+                    + rf"`([a-z][a-z0-9_]*)`(?! (?:{_PART})\b)")
+
+
+def command_line_wording(text: str, parser: argparse.ArgumentParser | None) -> str:
+    """``text`` (a message of the library) with the Python arguments that are options of the
+    command (``parser``) named as its flags: ``overwrite=True`` -> ``--overwrite``,
+    ``warm_start=False`` -> ``--no-warm-start``, ``append=M``/```append``` -> ``--append M``
+    / ``--append``; a flag given twice (``--overwrite (--overwrite)``) once.
+
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--overwrite", action="store_true")
+    >>> _ = p.add_argument("--n-train", dest="n_train", type=int, metavar="N")
+    >>> command_line_wording("pass overwrite=True; `n_train` must be >= 1; set n_train=5", p)
+    'pass --overwrite; --n-train must be >= 1; set --n-train 5'
+    >>> command_line_wording("Pass --overwrite (overwrite=True) to start again.", p)
+    'Pass --overwrite to start again.'
+    >>> command_line_wording("run.json: field `n_train` must be >= 1", p)  # a file's field
+    'run.json: field `n_train` must be >= 1'
+    """
+    if parser is None:
+        return text
+    actions = _flags(parser)
+
+    def flag(action: argparse.Action) -> str:
+        return max(action.option_strings, key=len)
+
+    def assignment(match: re.Match[str]) -> str:
+        action = actions.get(match.group(1))
+        if action is None:
+            return match.group(0)
+        value = match.group(2)
+        if action.nargs == 0:  # a switch: the flag whose effect is this value
+            if value == repr(action.const):
+                return flag(action)
+            return match.group(0)
+        if value in ("True", "False", "None"):
+            return f"{flag(action)} {action.metavar or action.dest.upper()}"
+        return f"{flag(action)} {value}"
+
+    def named(match: re.Match[str]) -> str:
+        action = actions.get(match.group(1))
+        return match.group(0) if action is None else flag(action)
+
+    text = _NAMED.sub(named, _ASSIGNMENT.sub(assignment, text))
+    return re.sub(r"(--[a-z][\w-]*(?: [A-Z]+)?) \(\1\)", r"\1", text)
 
 
 def _command_name(module_name: str) -> str:
@@ -129,10 +228,29 @@ def _add_flags_to_subcommands(parser: argparse.ArgumentParser) -> None:
                 _add_flags_to_subcommands(sub)
 
 
-def _configure_logging(verbosity: int) -> None:
+class _CommandLineFormatter(logging.Formatter):
+    """Log records as the command line shows them: options named as flags; without ``-v``
+    a warning is one line ``neuralop-fem COMMAND: warning: ...``."""
+
+    def __init__(self, fmt: str, *, name: str, parser: argparse.ArgumentParser | None,
+                 plain: bool) -> None:
+        super().__init__(fmt)
+        self.command, self.parser, self.plain = name, parser, plain
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self.plain and record.levelno >= logging.WARNING:
+            text = _one_line(command_line_wording(record.getMessage(), self.parser))
+            return f"{self.command}: {record.levelname.lower()}: {text}"
+        return command_line_wording(super().format(record), self.parser)
+
+
+def _configure_logging(verbosity: int, *, name: str = "neuralop-fem",
+                       parser: argparse.ArgumentParser | None = None) -> None:
     level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+    fmt = "%(asctime)s %(name)s %(levelname)s: %(message)s"
+    handler.setFormatter(_CommandLineFormatter(fmt, name=name, parser=parser,
+                                               plain=verbosity == 0))
     _log.handlers[:] = [handler]
     _log.setLevel(level)
     _log.propagate = False
@@ -173,7 +291,7 @@ def error_message(exc: BaseException) -> tuple[str, int]:
             "traceback and report it)"), 1
 
 
-def _run(argv: list[str], debug: bool) -> int:
+def _run(argv: list[str], debug: bool, seen: dict[str, argparse.ArgumentParser]) -> int:
     command = _requested_command(argv)
     parser = build_parser(only=command)
     try:
@@ -183,13 +301,20 @@ def _run(argv: list[str], debug: bool) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    sub = _command_parser(parser, args.command)
     if extras:
+        unknown = next((e.split("=")[0] for e in extras if e.startswith("-")), "")
+        hint = _suggestion(unknown, _option_strings(sub)) if unknown else ""
         sys.stderr.write(f"neuralop-fem {args.command}: error: unrecognized arguments: "
-                         f"{' '.join(extras)}\n")
+                         f"{' '.join(extras)}{hint}\n")
         return 2
+    seen["parser"] = sub
     args.verbose += getattr(args, "verbose_after", 0)
     args.debug = debug
-    _configure_logging(args.verbose)
+    _configure_logging(args.verbose, name=f"neuralop-fem {args.command}", parser=sub)
+    from .commands import check_paths_apart
+
+    check_paths_apart(args, sub)
     module = _load((command or args.command).replace("-", "_"))
     return int(module.run(args))
 
@@ -203,15 +328,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # also before parsing succeeds (or when it fails)
     command = _requested_command(argv) or "?"
-    return run_reporting(lambda: _run(argv, debug), f"neuralop-fem {command}", debug=debug)
+    seen: dict[str, argparse.ArgumentParser] = {}
+    return run_reporting(lambda: _run(argv, debug, seen), f"neuralop-fem {command}",
+                         debug=debug,
+                         wording=lambda text: command_line_wording(text, seen.get("parser")))
 
 
-def run_reporting(call: Callable[[], int], name: str, *, debug: bool) -> int:
+def run_reporting(call: Callable[[], int], name: str, *, debug: bool,
+                  wording: Callable[[str], str] | None = None) -> int:
     """Return ``call()``; an exception it raises becomes one line ``<name>: <message>`` on stderr.
 
     The exit status is :func:`error_message`'s (130 for Ctrl-C). With ``debug`` the exception
     propagates instead, traceback and all. The command line and the benchmark scripts share it.
+    While ``call`` runs, a warning it issues is shown as one line ``<name>: warning: ...``
+    (where the warnings filters show it at all). ``wording`` rewrites the messages (the command
+    line names its options as flags, :func:`command_line_wording`).
     """
+    reword = wording or (lambda text: text)
+
+    def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+        text = _one_line(reword(str(message)))
+        sys.stderr.write(f"{name}: warning: {text} ({category.__name__})\n")
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
     try:
         return call()
     except KeyboardInterrupt:
@@ -223,8 +363,10 @@ def run_reporting(call: Callable[[], int], name: str, *, debug: bool) -> int:
         if debug:
             raise
         message, status = error_message(exc)
-        sys.stderr.write(f"{name}: {message}\n")
+        sys.stderr.write(f"{name}: {reword(message)}\n")
         return status
+    finally:
+        warnings.showwarning = previous
 
 
 if __name__ == "__main__":

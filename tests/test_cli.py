@@ -72,7 +72,7 @@ def test_append_takes_the_other_options_from_the_file(tmp_path):
 def test_workers_with_scheduler_is_refused(tmp_path, capsys):
     assert _gen(tmp_path, "--scheduler", "tcp://127.0.0.1:1") == 2
     err = capsys.readouterr().err.strip()
-    assert "`workers` and `scheduler` are mutually exclusive" in err
+    assert "--workers and --scheduler are mutually exclusive" in err
     assert "\n" not in err
 
 
@@ -86,13 +86,13 @@ def test_non_positive_samples(tmp_path, capsys, samples):
 def test_resolution_the_solver_cannot_use(tmp_path, capsys):
     assert main(["generate", "burgers", "--samples", "2", "--resolution", "33",
                  "--out", str(tmp_path / "b.nc")]) == 2
-    assert "`resolution` must be an even integer >= 8" in capsys.readouterr().err
+    assert "--resolution must be an even integer >= 8" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("args", "match"), [
-    (["burgers", "--solver", "weno"], "`solver` must be one of 'spectral', 'fd'; got 'weno'"),
-    (["darcy", "--discretisation", "fvm"], "`discretisation` must be one of 'fd', 'fem'"),
-    (["darcy", "--linear-solver", "magic"], "`linear_solver` must be one of"),
+    (["burgers", "--solver", "weno"], "--solver must be one of 'spectral', 'fd'; got 'weno'"),
+    (["darcy", "--discretisation", "fvm"], "--discretisation must be one of 'fd', 'fem'"),
+    (["darcy", "--linear-solver", "magic"], "--linear-solver must be one of"),
 ])
 def test_unknown_solver_names(tmp_path, capsys, args, match):
     code = main(["generate", *args, "--samples", "2", "--out", str(tmp_path / "x.nc"),

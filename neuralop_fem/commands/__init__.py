@@ -4,8 +4,13 @@ Each module here exposes ``register(subparsers)``, which adds its parser, and
 ``run(args) -> int``, which executes it. :mod:`neuralop_fem.cli` lists the modules in
 ``COMMANDS`` and imports only the one that runs, so ``neuralop-fem --help`` stays fast.
 Commands parse arguments and call library functions; they hold no numerics.
+
+:func:`check_paths_apart` is the check every command gets before it runs: no output option
+names (or, for a directory, holds) an input of the same command.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._options import check_paths_apart
+
+__all__: list[str] = ["check_paths_apart"]

@@ -31,8 +31,10 @@ __all__ = [
     "check_indices",
     "check_input_file",
     "check_new_output_dir",
+    "check_output_apart",
     "check_output_dir",
     "check_output_file",
+    "check_paths_apart",
     "device",
     "float_range",
     "indices",
@@ -42,6 +44,7 @@ __all__ = [
     "naming",
     "output_dir",
     "output_file",
+    "path_options",
     "plain_text",
 ]
 
@@ -197,14 +200,102 @@ def _path_type(problem: Callable[[Path], str | None], name: str) -> Callable[[st
         return path
 
     parse.__name__ = name
+    parse.role = name.split()[0]  # type: ignore[attr-defined]  # read by check_paths_apart
     return parse
 
 
 #: argparse types: the path is checked while the command line is parsed (exit status 2).
+#: Their ``role`` (``"input"`` / ``"output"``) lets :func:`check_paths_apart` find the
+#: inputs and outputs of any command.
 input_file = _path_type(_input_file_problem, "input file")
 input_dir = _path_type(_input_dir_problem, "input directory")
 output_file = _path_type(_output_file_problem, "output file")
 output_dir = _path_type(_output_dir_problem, "output directory")
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _same(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file or directory (links and hard links followed)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet)
+        return _real(a) == _real(b)
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    """Whether ``path`` lies somewhere below ``directory`` (links followed)."""
+    return _real(directory) in _real(path).parents
+
+
+def _option_name(action: argparse.Action) -> str:
+    if action.option_strings:
+        return max(action.option_strings, key=len)
+    return action.metavar if isinstance(action.metavar, str) else action.dest
+
+
+def path_options(parser: argparse.ArgumentParser) -> list[tuple[argparse.Action, str]]:
+    """The path options of ``parser`` and its nested subcommands, with their role
+    (``"input"`` or ``"output"``), from their argparse types; one per destination."""
+    found: dict[str, tuple[argparse.Action, str]] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                for item in path_options(sub):
+                    found.setdefault(item[0].dest, item)
+            continue
+        role = getattr(action.type, "role", None)
+        if role is not None:
+            found.setdefault(action.dest, (action, role))
+    return list(found.values())
+
+
+def check_output_apart(path: Path, option: str, inputs: list[tuple[str, Path]], *,
+                       directory: bool) -> None:
+    """Refuse an output that names an input, or (``directory``) one that holds an input.
+
+    Parameters
+    ----------
+    path
+        The output (file, or directory the command writes into).
+    option
+        Its option name, e.g. ``"--out"``.
+    inputs
+        ``(option, path)`` of every input of the command.
+    directory
+        ``path`` is a directory the command writes files into (and may clear with
+        ``--overwrite``): an input anywhere below it is refused too.
+    """
+    for name, source in inputs:
+        if _same(path, source):
+            _check(f"must not name an input of the command (it would be overwritten); got "
+                   f"{os.fspath(path)!r}, which is {name} {os.fspath(source)!r}", option)
+        if directory and _inside(source, path):
+            _check(f"must not hold an input of the command (its files would be written "
+                   f"beside it or replace it); got {os.fspath(path)!r}, which holds {name} "
+                   f"{os.fspath(source)!r}", option)
+
+
+def check_paths_apart(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """The one check every command gets before it runs: no output option names an input.
+
+    The inputs and outputs are the options whose argparse type is one of :data:`input_file`,
+    :data:`input_dir`, :data:`output_file`, :data:`output_dir` (a command checks outputs it
+    derives itself, such as a summary beside ``--out``, with :func:`check_output_apart`).
+    An output equal to an input (the same file or directory, through links too) is refused,
+    and so is an output directory that holds an input.
+    """
+    options = path_options(parser)
+    inputs = [(_option_name(a), getattr(args, a.dest)) for a, role in options
+              if role == "input" and getattr(args, a.dest, None) is not None]
+    for action, role in options:
+        path = getattr(args, action.dest, None)
+        if role != "output" or path is None:
+            continue
+        directory = action.type is output_dir
+        check_output_apart(path, _option_name(action), inputs, directory=directory)
 
 
 def _check(problem: str | None, option: str) -> None:

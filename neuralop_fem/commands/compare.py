@@ -19,7 +19,7 @@ from ._options import (
     check_indices,
     check_input_dir,
     check_input_file,
-    check_output_dir,
+    check_new_output_dir,
     device,
     indices,
     input_dir,
@@ -74,6 +74,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "dataset's stored solutions); only the reference solver is compared")
     p.add_argument("--device", type=device, default=None,
                    help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the report an earlier run wrote in REPORT_DIR")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -81,7 +83,7 @@ def _check(args: argparse.Namespace) -> None:
     check_input_dir(args.run_dir, "RUN_DIR")
     check_input_file(args.data, "--data")
     check_indices(args.indices, args.data)
-    check_output_dir(args.out, "--out")
+    check_new_output_dir(args.out, "--out", overwrite=args.overwrite)
     if args.device not in (None, "auto"):
         from ..training.distributed import resolve_device
 

@@ -18,6 +18,7 @@ from ._options import (
     check_indices,
     check_input_dir,
     check_input_file,
+    check_output_apart,
     check_output_dir,
     check_output_file,
     device,
@@ -123,6 +124,8 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(msg)
         check_output_file(args.out, "--out")
         check_output_file(args.out.with_suffix(".json"), "--out")
+        check_output_apart(args.out.with_suffix(".json"), "--out",  # the summary beside it
+                           [("--data", args.data), ("RUN_DIR", args.run_dir)], directory=False)
     if args.device not in (None, "auto"):
         from ..training.distributed import resolve_device
 

@@ -246,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
     out = check_output_dir(Path(_require(config["out"], "--out", "out")), "--out")
     from ..models import PRESETS
     from ..training import TrainConfig, Trainer
+    from ..training.optim import schedule_note
 
     preset = config["preset"]
     model_config = PRESETS[preset].replace(**config["model_config"])
@@ -262,12 +263,22 @@ def run(args: argparse.Namespace) -> int:
             hparams = {"preset": preset, **train_config.to_dict(),
                        **{f"model.{k}": v for k, v in model_config.to_dict().items()}}
             logger = make_logger(config["log"], out, hparams=hparams)
+        main = trainer.ctx.is_main
+        note = schedule_note(train_config, steps_per_epoch=trainer.steps_per_epoch,
+                             lr_name=_FLAGS["lr_max"])
+        if main and note is not None:
+            _say(note)
+        if main and trainer.resumed_from is not None:
+            _say(_resuming(trainer.resumed_from, train_config.epochs, out))
+        # A terminal on both streams shows the bar (stderr); otherwise one line per epoch.
+        lines = main and not (sys.stdout.isatty() and sys.stderr.isatty())
         try:
-            result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call, logger=logger)
+            result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call, logger=logger,
+                                 callback=_epoch_line if lines else None)
         finally:
             if logger is not None:
                 logger.close()
-        if trainer.ctx.is_main:
+        if main:
             _report(result, out)
     return 0
 
@@ -281,3 +292,25 @@ def _report(result: dict[str, Any], out: Path) -> None:
         lines.append(f"test rel. L2: {result['test_rel_l2_best']:.4e} (selected model), "
                      f"{result['test_rel_l2_final']:.4e} (final epoch)")
     sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _resuming(done: int, epochs: int, out: Path) -> str:
+    if done >= epochs:
+        return (f"resuming {out}: its {epochs} epochs are done; computing the test errors "
+                "(--overwrite trains it again)")
+    return (f"resuming {out} from epoch {done + 1} of {epochs} ({done} done, restored from "
+            "last.pt; --overwrite starts again)")
+
+
+def _epoch_line(trainer: Any, row: Any) -> None:
+    """One line per epoch on stdout (a log file, a batch job, a pipe)."""
+    val = row["val_rel_l2"]
+    best = " (best)" if row["epoch"] == trainer.best_epoch else ""
+    _say(f"epoch {row['epoch']}/{trainer.config.epochs}: loss {row['train_loss']:.4e}, "
+         f"validation rel. L2 {val:.4e}{best}, lr {row['lr']:.2e}, {row['epoch_time_s']:.1f} s")
+

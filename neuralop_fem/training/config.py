@@ -34,7 +34,6 @@ from ..config_base import (
 from ..errors import ConfigError
 
 __all__ = [
-    "ADDED_FIELDS",
     "OPTIMIZERS",
     "SCHEDULERS",
     "TASKS",
@@ -106,6 +105,11 @@ class TrainConfig(FrozenConfig):
         optimizer step; the effective batch is ``grad_accumulation * batch_size``.
     grad_clip : float
         Total-norm gradient clipping threshold; 0 disables clipping.
+    min_warmup_steps : int
+        Fewest warm-up steps over which the learning rate may rise to ``lr_max``: a run whose
+        warm-up (``pct_start * epochs * batches per epoch``) is shorter peaks at
+        ``lr_max * warmup / min_warmup_steps`` (small files: a faster rise diverges;
+        :func:`~neuralop_fem.training.optim.peak_lr`). 0: always ``lr_max``, as the paper.
     gamma : float
         Weight of the H1 term of :func:`~neuralop_fem.training.losses.operator_loss`
         (0.1 Burgers, 0.5 Darcy, 0 inverse).
@@ -162,6 +166,7 @@ class TrainConfig(FrozenConfig):
     early_stopping: int = 0
     grad_accumulation: int = 1
     grad_clip: float = 1.0
+    min_warmup_steps: int = 100
     gamma: float = 0.1
     seed: int = 1127802
     deterministic: bool = True
@@ -187,7 +192,7 @@ class TrainConfig(FrozenConfig):
                      "step_epochs", "grad_accumulation"):
             self._set(name, positive_int(getattr(self, name), name))
         for name in ("seed", "num_workers", "warmup_epochs", "plateau_patience",
-                     "early_stopping"):
+                     "early_stopping", "min_warmup_steps"):
             self._set(name, nonnegative_int(getattr(self, name), name))
         for name in ("lr_max", "div_factor", "final_div_factor"):
             self._set(name, positive_float(getattr(self, name), name))
@@ -250,13 +255,6 @@ class TrainConfig(FrozenConfig):
                 seen[i] = name
 
 
-#: TrainConfig fields added after runs were first recorded -> their default (a run recorded
-#: without them used the default, so it resumes with it).
-ADDED_FIELDS: dict[str, Any] = {name: getattr(TrainConfig(), name) for name in (
-    "optimizer", "weight_decay", "scheduler", "warmup_epochs", "step_epochs", "lr_decay",
-    "plateau_patience", "early_stopping", "grad_accumulation")}
-
-
 #: The paper's settings per task (docs/training.md): Burgers n = 512 (8192 / 16), batch 8, 128
 #: steps per epoch; Darcy 141 x 141 (421 strided by 3), batch 4, attention grid 43 by the
 #: model's rule; inverse: u at 141 -> coefficient on the 36 x 36 grid, noise 1 %.
@@ -277,6 +275,13 @@ _RECIPES: dict[str, dict[str, Any]] = {
     "burgers-fourier-long": {**_LONG, "epochs": 300},
     "burgers-fno-long": {**_LONG, "epochs": 200},
 }
+
+
+def added_defaults(recorded: dict[str, Any]) -> dict[str, Any]:
+    """The :class:`TrainConfig` fields a record written before they existed lacks, at their
+    defaults (the settings such a run trained with); the resume-free fields are left out."""
+    return {k: v for k, v in TrainConfig().to_dict().items()
+            if k not in recorded and k not in RESUME_FREE_FIELDS}
 
 
 def task_of_preset(preset: str) -> str:

@@ -15,7 +15,8 @@ import math
 import time
 from typing import IO, Any
 
-__all__ = ["LOG_EVERY_S", "REFRESH_S", "TrainingProgress"]
+__all__ = ["FINAL_OVER_BEST", "LOG_EVERY_S", "REFRESH_S", "TrainingProgress",
+           "training_warnings"]
 
 _log = logging.getLogger("neuralop_fem.training.trainer")
 
@@ -23,6 +24,60 @@ _log = logging.getLogger("neuralop_fem.training.trainer")
 REFRESH_S = 0.5
 #: Smallest interval in seconds between two log lines within an epoch (no terminal).
 LOG_EVERY_S = 30.0
+#: A final validation error more than this many times the best epoch's is reported.
+FINAL_OVER_BEST = 2.0
+
+
+def training_warnings(val_history: list[float], best_epoch: int, *,
+                      log_as: str | None = None) -> list[str]:
+    """One line for each sign that a finished run went wrong (none for a healthy run).
+
+    * the final epoch's validation error is more than :data:`FINAL_OVER_BEST` times the best
+      epoch's (training became unstable after the best epoch), or not finite;
+    * the best validation error is 1 or more (the model does no better than predicting zero).
+
+    Parameters
+    ----------
+    val_history
+        Mean validation relative L2 error of every epoch, in order.
+    best_epoch
+        The epoch (from 1) of the lowest one; 0 when none was finite.
+    log_as
+        If given, each line is also logged at WARNING, prefixed ``"<log_as>: "`` (the run
+        directory).
+
+    >>> training_warnings([0.5, 0.3, 0.31], 2)
+    []
+    >>> print(training_warnings([0.45, 5.4, 24.7], 1)[0])  # doctest: +NORMALIZE_WHITESPACE
+    the final epoch's validation rel. L2 (24.7, epoch 3) is 55x the best epoch's (0.45, epoch 1):
+    training became unstable; the selected model (best.pt) is epoch 1's. Train with a lower
+    peak learning rate or on more samples.
+    """
+    lines = _warnings(val_history, best_epoch)
+    for line in lines if log_as is not None else ():
+        _log.warning("%s: %s", log_as, line)
+    return lines
+
+
+def _warnings(val_history: list[float], best_epoch: int) -> list[str]:
+    if not val_history:
+        return []
+    n, final = len(val_history), float(val_history[-1])
+    best = float(val_history[best_epoch - 1]) if best_epoch > 0 else math.inf
+    lines = []
+    if not math.isfinite(best):
+        return ["no epoch had a finite validation error: training diverged from the start. "
+                "Train with a lower peak learning rate."]
+    if not math.isfinite(final) or final > FINAL_OVER_BEST * best:
+        ratio = "not finite" if not math.isfinite(final) else f"{final / best:.0f}x"
+        lines.append(f"the final epoch's validation rel. L2 ({final:.3g}, epoch {n}) is {ratio} "
+                     f"the best epoch's ({best:.3g}, epoch {best_epoch}): training became "
+                     f"unstable; the selected model (best.pt) is epoch {best_epoch}'s. Train "
+                     "with a lower peak learning rate or on more samples.")
+    if best >= 1.0:
+        lines.append(f"the best validation rel. L2 is {best:.3g} (epoch {best_epoch}), not below "
+                     "1: the model does no better than predicting zero.")
+    return lines
 
 
 class TrainingProgress:

@@ -40,7 +40,7 @@ _RNG = ("torch", "cuda", "numpy", "python", "loader")
 _GROUP_PROGRESS = ("lr", "betas")
 #: The lock file of a run directory (held by the training process).
 LOCK = ".lock"
-_RETRY = "Pass --overwrite (overwrite=True) to start the run again."
+_RETRY = "Pass overwrite=True to start the run again."
 
 
 def _fail(source: Any, field: str, expected: str, value: Any = None) -> RunDirectoryError:
@@ -105,8 +105,8 @@ def _check_files(run_dir: Path, *, overwrite: bool, is_main: bool) -> None:
                     path.unlink()  # the link itself; its target is left alone
                 continue
             msg = (f"{path}: is a symbolic link (to {_link_target(path)}); the trainer writes only "
-                   f"regular files in its run directory. Remove the link, or pass --overwrite "
-                   "(overwrite=True) to start the run again.")
+                   f"regular files in its run directory. Remove the link, or pass "
+                   "overwrite=True to start the run again.")
             raise RunDirectoryError(msg)
         if path.is_dir():
             msg = f"{path}: is a directory; the trainer writes a file of that name. Remove it."

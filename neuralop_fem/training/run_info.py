@@ -49,7 +49,7 @@ MAX_JSON_DEPTH = 32
 
 _INT_FIELDS = ("epochs_completed", "best_epoch", "world_size", "n_parameters")
 _NUMBER_FIELDS = ("wall_time_s", "best_val_rel_l2", "test_rel_l2_best", "test_rel_l2_final",
-                  "val_rel_l2_final")
+                  "val_rel_l2_final", "peak_lr")
 _SPLITS = ("train", "val", "test")
 
 
@@ -135,6 +135,9 @@ def _check_scalars(info: dict[str, Any], source: Any) -> None:
     for key in ("preset", "device"):
         if info.get(key) is not None and not isinstance(info[key], str):
             raise _fail(source, key, "a string or null", info[key])
+    warnings = info.get("warnings", [])
+    if not (isinstance(warnings, list) and all(isinstance(w, str) for w in warnings)):
+        raise _fail(source, "warnings", "a list of strings", warnings)
     for key in ("resolution", "coarse_resolution", "output_resolution"):
         nullable = key != "resolution"
         if key in info and not (nullable and info[key] is None):

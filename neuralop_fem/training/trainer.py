@@ -41,12 +41,12 @@ from . import optim
 from . import resume as rs
 from ._env import environment_info
 from .amp import AmpForward
-from .config import ADDED_FIELDS, RESUME_FREE_FIELDS, TrainConfig
+from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
-from .optim import make_optimizer, make_scheduler
-from .progress import TrainingProgress
+from .optim import make_optimizer, make_scheduler, peak_lr
+from .progress import TrainingProgress, training_warnings
 from .run_info import RUN_FORMAT, read_run_info
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
@@ -169,7 +169,8 @@ class Trainer:
         if resume is not None:
             self._load_state(resume)
             _log.info("resuming %s after epoch %d", self.run_dir, self.epoch)
-        elif self.ctx.is_main:
+        self.resumed_from = None if resume is None else self.epoch  # epochs done before
+        if self.ctx.is_main:  # a resumed run records the epochs it restored at once
             ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()
 
@@ -194,11 +195,12 @@ class Trainer:
         if not last.exists():
             if status in ("finished", "finishing"):
                 msg = (f"{self.run_dir} holds a finished run whose {ck.LAST} is missing; pass "
-                       "--overwrite (overwrite=True) to train it again.")
+                       "overwrite=True to train it again.")
                 raise ConfigError(msg)
             return None
         state = rs.read_last(last)
-        old, new = {**ADDED_FIELDS, **state["identity"]}, self._identity_value
+        old, new = state["identity"], self._identity_value
+        old = {**added_defaults(old), **old}  # settings added since the run started
         diff = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
         if diff:
             shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {new.get(k)!r} (now)" for k in diff)
@@ -209,14 +211,14 @@ class Trainer:
             raise ConfigError(msg)
         if state["epoch"] > self.config.epochs:
             msg = (f"{last}: field `epoch` must be at most the run's {self.config.epochs} epochs; "
-                   f"got {state['epoch']}. Pass --overwrite (overwrite=True) to start again.")
+                   f"got {state['epoch']}. Pass overwrite=True to start again.")
             raise RunDirectoryError(msg)
         done = state["epoch"] == self.config.epochs or optim.stopped_early(
             self.config, epoch=state["epoch"], best_epoch=state["best_epoch"])
         if done and status == "finished":
             msg = (
                 f"{self.run_dir} holds a finished run ({state['epoch']} epochs); pass "
-                "--overwrite (overwrite=True) to train it again."
+                "overwrite=True to train it again."
             )
             raise ConfigError(msg)
         return state
@@ -286,6 +288,7 @@ class Trainer:
             "device": str(self.device),
             "world_size": self.ctx.world_size,
             **env,
+            "peak_lr": peak_lr(self.config, steps_per_epoch=len(self.sampler)),
             "epochs_completed": self.epoch,
             "wall_time_s": self._wall_time(),
             "best_epoch": self.best_epoch,
@@ -373,7 +376,7 @@ class Trainer:
         -------
         dict
             ``finished``, ``epochs_completed``, ``best_epoch``, ``best_val_rel_l2`` and, when
-            finished, ``test_rel_l2_best`` and ``test_rel_l2_final`` (mean relative L2).
+            finished, ``test_rel_l2_best``, ``test_rel_l2_final`` and ``warnings`` (run.json's).
         """
         cfg = self.config
         identity = self._identity_value
@@ -429,6 +432,7 @@ class Trainer:
                 ck.save_atomic(payload, self.run_dir / ck.BEST)
             self._save_last(identity)
             ck.write_metrics_csv(self.history, self.run_dir / ck.METRICS)
+            ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()
         return row
 
@@ -461,9 +465,11 @@ class Trainer:
             ck.write_loss_curve(self.history, self.run_dir / ck.CURVE, title=title)
         if finished and self.ctx.is_main:
             out.update(self._test_errors())
+            out["warnings"] = training_warnings(self.history["val_rel_l2"], self.best_epoch,
+                                                log_as=str(self.run_dir))
         if self.ctx.is_main:
             results = {k: out[k] for k in ("test_rel_l2_best", "test_rel_l2_final",
-                                            "val_rel_l2_final") if k in out}
+                                            "val_rel_l2_final", "warnings") if k in out}
             info = self.run_info(status="finished" if finished else "interrupted", results=results)
             ck.write_json(info, self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()
@@ -474,7 +480,7 @@ class Trainer:
         path = self.run_dir / ck.BEST
         if not path.exists():
             msg = (f"{path}: missing; no epoch of this run had a finite validation error, or the "
-                   "file was removed. Pass --overwrite (overwrite=True) to train again.")
+                   "file was removed. Pass overwrite=True to train again.")
             raise RunDirectoryError(msg)
         best = ck.load_best(path).to(self.device)
         best_fwd = AmpForward(best, amp=self.config.amp, device_type=self.device.type)

@@ -82,7 +82,7 @@ def test_resume_from_the_command_line(tmp_path, burgers_file, capsys):
         ("unknown preset", "Unknown preset 'burgers-gt'"),
         ("problem mismatch",
          "must be a burgers dataset for preset 'burgers-galerkin'; got a darcy"),
-        ("unreachable resolution", r"`resolution` must be reachable from 128 .* got 100"),
+        ("unreachable resolution", r"--resolution must be reachable from 128 .* got 100"),
         ("too few samples", r"argument --n-train: must be at most 22 \(the 24 samples of .* "
                             r"less one each for validation and test\); got 30"),
         ("unknown set key", "`--set` key must be a model or training hyper-parameter; got 'widht'"),

@@ -105,7 +105,9 @@ def test_explicit_indices_out_of_range():
 
 
 def test_one_cycle_schedule_shape():
-    cfg = TrainConfig(epochs=10, lr_max=1e-3, pct_start=0.3, div_factor=1e4, final_div_factor=1e4)
+    # min_warmup_steps=0: the paper's schedule, whatever the warm-up length (60 steps here)
+    cfg = TrainConfig(epochs=10, lr_max=1e-3, pct_start=0.3, div_factor=1e4, final_div_factor=1e4,
+                      min_warmup_steps=0)
     opt = make_optimizer([torch.nn.Parameter(torch.zeros(1))], cfg)
     steps = 20
     sched = make_scheduler(opt, cfg, steps_per_epoch=steps)
@@ -127,3 +129,23 @@ def test_one_cycle_schedule_shape():
     assert betas[peak] == pytest.approx(0.85)
     assert betas[-1] == pytest.approx(0.95)
     assert opt.param_groups[0]["weight_decay"] == 0.0
+
+
+@pytest.mark.parametrize(("steps", "peak"), [(20, 6e-4), (40, 1e-3), (200, 1e-3)])
+def test_a_short_warm_up_lowers_the_peak_in_proportion(steps, peak):
+    """10 epochs, pct_start 0.3: warm-ups of 60, 120 and 600 steps. Below min_warmup_steps
+    (100) the lr rises by lr_max / 100 per step on average at most: it peaks at 60 / 100
+    lr_max."""
+    cfg = TrainConfig(epochs=10, lr_max=1e-3, pct_start=0.3, div_factor=1e4, final_div_factor=1e4)
+    opt = make_optimizer([torch.nn.Parameter(torch.zeros(1))], cfg)
+    sched = make_scheduler(opt, cfg, steps_per_epoch=steps)
+    lrs = []
+    for _ in range(cfg.epochs * steps):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert max(lrs) == pytest.approx(peak, rel=1e-12)
+    assert int(np.argmax(lrs)) == round(0.3 * cfg.epochs * steps) - 1
+    assert lrs[0] == pytest.approx(peak / 1e4, rel=1e-12)
+    # on average over the warm-up the lr rises by at most lr_max / 100 per step
+    assert max(lrs) / (0.3 * cfg.epochs * steps) <= 1e-3 / 100 * (1 + 1e-12)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 
 import numpy as np
@@ -24,6 +25,9 @@ from neuralop_fem.training import TrainConfig, Trainer
 
 from .conftest import TINY_BURGERS, set_args
 
+#: The runs' peak learning rate: 2 epochs x 3 batches warm up over 1.8 steps, so the schedule
+#: peaks at lr_max * 1.8 / min_warmup_steps (neuralop_fem.training.optim.peak_lr).
+PEAK_LR = 1e-3 * (0.3 * 2 * 3) / 100
 ARGS = ["--preset", "burgers-galerkin", "--resolution", "64", "--batch-size", "4",
         "--epochs", "2", "--n-train", "12", "--n-val", "4", "--n-test", "4",
         *set_args(TINY_BURGERS)]
@@ -93,7 +97,8 @@ LAST_DAMAGE = {
                      r"field `optimizer\.state\.exp_avg` must be a tensor of the parameter's "
                      r"shape \(16, 1\)"),
     "Adam settings": (_set("optimizer", "param_groups", 0, "max_lr", value=10.0),
-                      r"field `optimizer\.param_groups\[0\]\.max_lr` must be 0\.001"),
+                      r"field `optimizer\.param_groups\[0\]\.max_lr` must be "
+                      + re.escape(repr(PEAK_LR))),
     "learning rate": (_set("optimizer", "param_groups", 0, "lr", value=float("nan")),
                       r"field `optimizer\.param_groups\[0\]\.lr` must be a finite number"),
     "optimizer": (_set("optimizer", value={"state": {}, "param_groups": []}),

@@ -80,7 +80,7 @@ def test_a_trainer_file_that_is_a_link_is_refused_or_removed(tmp_path, burgers_f
     _plant(run, [name], outside.root)
     with pytest.raises(RunDirectoryError, match=rf"{name}: is a symbolic link \(to .*outside/"
                                                 rf"{name}\); the trainer writes only regular "
-                                                r"files .* or pass --overwrite"):
+                                                r"files .* or pass overwrite=True"):
         _trainer(run, burgers_file)
     _trainer(run, burgers_file, overwrite=True).fit()
     outside()

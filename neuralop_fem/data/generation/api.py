@@ -345,7 +345,7 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
         return out
     if out.exists() and not (append or overwrite):
         msg = (f"`out` must not be an existing file; got {out}. Pass overwrite=True "
-               "(--overwrite) to replace it or append=True (--append M) to extend it.")
+               "to replace it or append=True to extend it.")
         raise ConfigError(msg)
     if not resumable:
         partial.create(manifest)
@@ -380,7 +380,7 @@ def _compare_partial(partial: PartialRun, manifest: Manifest, *, out: Path,
         flat.pop("stop")
     msg = (f"{out} has an unfinished run ({partial.directory}) with other settings: "
            f"{_describe_differences(old_flat, new_flat, 'unfinished run')}. Rerun the original "
-           f"command to finish it, or pass overwrite=True (--overwrite) to discard it.")
+           f"command to finish it, or pass overwrite=True to discard it.")
     raise ConfigError(msg)
 
 
