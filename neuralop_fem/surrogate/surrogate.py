@@ -27,13 +27,13 @@ from solvers.checks import check_int
 from solvers.contract import Batch, Solver, SolveReport, SolverInput, SolverOutput, as_batch
 from solvers.problems import get_problem
 
-from ..data.ood import OODReference, reference_from_dataset
+from ..data.ood import OODReference
 from ..data.provenance import unknown_physics
 from ..errors import InputError, RunDirectoryError, ShapeError
-from ..files import open_for_reading
 from ..models.size import check_resolution
 from .module_adapter import surrogate_from_module
 from .resample import resample_nodes, resample_periodic
+from .run_record import load_operator, lookup, ood_from_provenance
 
 __all__ = ["OODWarning", "Surrogate", "resample_nodes", "resample_periodic"]
 
@@ -117,10 +117,10 @@ class Surrogate:
         """
         path = Path(run_dir)
         dev = torch.device(device) if device is not None else _default_device()
-        operator, info = _load_operator(path, dev)
-        problem = str(_lookup(info, "task", "problem"))
+        operator, info = load_operator(path, dev)
+        problem = str(lookup(info, "task", "problem"))
         get_problem(problem)  # a registered problem, else a clear error
-        resolution = check_resolution(_lookup(info, "resolution"), error=RunDirectoryError,
+        resolution = check_resolution(lookup(info, "resolution"), error=RunDirectoryError,
                                       source=f"{path / 'run.json'}: field `resolution`")
         output = check_resolution(info.get("output_resolution") or resolution,
                                   error=RunDirectoryError,
@@ -129,7 +129,7 @@ class Surrogate:
         if isinstance(info.get("ood_reference"), dict):
             ood = OODReference.from_dict(info["ood_reference"])
         else:
-            ood = _ood_from_provenance(info, problem)
+            ood = ood_from_provenance(info, problem)
         return cls(operator, problem=problem, resolution=resolution, run_info=info, device=dev,
                    batch_size=batch_size, ood_reference=ood,
                    name=f"{info.get('preset') or problem} surrogate ({path.name})",
@@ -206,12 +206,12 @@ class Surrogate:
     @property
     def validation_error(self) -> float:
         """Mean relative L2 error on the validation split (NaN if not recorded)."""
-        return float(_lookup(self.run_info, "best_val_rel_l2", "val_error", default=np.nan))
+        return float(lookup(self.run_info, "best_val_rel_l2", "val_error", default=np.nan))
 
     @property
     def test_error(self) -> float:
         """Mean relative L2 error on the test split (NaN if not recorded)."""
-        return float(_lookup(self.run_info, "test_rel_l2_best", "test_error", default=np.nan))
+        return float(lookup(self.run_info, "test_rel_l2_best", "test_error", default=np.nan))
 
     @property
     def config(self) -> dict[str, Any]:
@@ -434,80 +434,3 @@ def _darcy_residual(solver: Any, a: NDArray[np.float64],
     from .warmstart import relative_residual
 
     return relative_residual(solver, a, u)
-
-
-_MISSING = object()
-
-
-def _lookup(info: dict[str, Any], *keys: str, default: Any = _MISSING) -> Any:
-    """First of ``keys`` found in ``info`` or its ``data``/``metrics``/``result`` sub-dicts."""
-    places = [info] + [info[k] for k in ("data", "dataset", "metrics", "result", "results")
-                       if isinstance(info.get(k), dict)]
-    for key in keys:
-        for place in places:
-            if key in place and place[key] is not None:
-                return place[key]
-    if default is _MISSING:
-        msg = f"run.json must record {keys[0]!r}; found keys {sorted(info)}."
-        raise InputError(msg)
-    return default
-
-
-def _load_operator(path: Path, device: torch.device) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """(operator, run_info) through the trainer's :func:`~neuralop_fem.training.load_trained`."""
-    from ..training.checkpoint import load_trained
-
-    operator, info = load_trained(path, map_location=device)
-    return operator, dict(info)
-
-
-#: Signatures of netCDF classic / 64-bit offset / CDF-5 and netCDF-4 (HDF5) files.
-_NETCDF_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
-
-
-def _ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | None:
-    """Fit the OOD reference on the training inputs of the recorded dataset, if usable.
-
-    ``run.json`` only names the file, so it is used only when it is a regular netCDF file (by
-    its signature) that loads as a valid dataset of ``problem`` holding the recorded training
-    samples. A file that no longer exists gives no reference; any other unusable file gives no
-    reference and a warning that says why. Nothing else is read.
-    """
-    from ..errors import DatasetError
-
-    path = _lookup(info, "dataset_path", "path", default=None)
-    if not isinstance(path, str) or not os.path.exists(path):
-        return None
-    split = _lookup(info, "splits", "split", default={})
-    train = split.get("train") if isinstance(split, dict) else None
-    try:
-        return reference_from_dataset(_provenance_dataset(path, train, problem), train, problem)
-    except (DatasetError, InputError) as exc:
-        msg = (f"run.json names the training dataset {path!r}, which cannot serve as the "
-               f"out-of-distribution reference ({exc}); no OOD check.")
-        warnings.warn(msg, UserWarning, stacklevel=3)
-        return None
-
-
-def _provenance_dataset(path: str, train: Any, problem: str) -> Any:
-    """The dataset at ``path``, checked; a DatasetError says why it cannot serve."""
-    from ..data import load_dataset
-    from ..errors import DatasetError
-
-    if train is not None and not (isinstance(train, list) and all(
-            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in train)):
-        msg = "field `splits.train` of run.json is not a list of sample indices"
-        raise DatasetError(msg)
-    with open_for_reading(path, what="a netCDF dataset", error=DatasetError) as fh:
-        magic = fh.read(8)
-    if not magic.startswith(_NETCDF_MAGIC):
-        msg = f"{path}: not a netCDF file"
-        raise DatasetError(msg)
-    ds = load_dataset(path)
-    if ds.attrs.get("problem") != problem:
-        msg = f"{path}: a {ds.attrs.get('problem')} dataset, not {problem}"
-        raise DatasetError(msg)
-    if train and max(train) >= ds.sizes["sample"]:
-        msg = f"{path}: {ds.sizes['sample']} samples, fewer than the recorded training split"
-        raise DatasetError(msg)
-    return ds

@@ -23,16 +23,16 @@ from typing import Any, NamedTuple, NotRequired, TypedDict
 import numpy as np
 import torch
 
-from ..errors import RunDirectoryError
+from ..errors import ConfigError, RunDirectoryError
 from ..files import ExclusiveLock, remove_stale_temporaries
 from ..models.io import check_state_dict, load_torch_file
 from . import checkpoint as ck
-from .config import TrainConfig
+from .config import TrainConfig, added_defaults
 from .distributed import GlobalBatchSampler
-from .optim import PER_EPOCH, SCHEDULER_PROGRESS, scheduler_steps
+from .optim import PER_EPOCH, SCHEDULER_PROGRESS, scheduler_steps, stopped_early
 
-__all__ = ["LOCK", "LastState", "Progress", "capture_rng", "lock_run_dir", "prepare_run_dir",
-           "read_last", "restore"]
+__all__ = ["LOCK", "LastState", "Progress", "capture_rng", "check_resumable", "lock_run_dir",
+           "prepare_run_dir", "read_last", "restore"]
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
 _RNG = ("torch", "cuda", "numpy", "python", "loader")
@@ -325,3 +325,29 @@ def restore(state: LastState, source: str | os.PathLike[str], *, operator: torch
         history={k: [float(v) for v in state["history"][k]] for k in _HISTORY},
         best_epoch=int(state["best_epoch"]), best_val=float(state["best_val"]),
         wall_time_s=float(state["wall_time_s"]))
+
+
+def check_resumable(state: LastState, last: Path, *, config: TrainConfig,
+                    identity: dict[str, Any], status: str | None) -> None:
+    """Refuse to resume the ``last.pt`` ``state`` (read from ``last``) with other settings
+    (``identity``: the new run's, compared with the recorded one, settings added since it
+    started at their defaults), past its ``config.epochs``, or once it is finished (``status``
+    of ``run.json``)."""
+    run_dir = last.parent
+    old = {**added_defaults(state["identity"]), **state["identity"]}
+    diff = sorted(k for k in old.keys() | identity.keys() if old.get(k) != identity.get(k))
+    if diff:
+        shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {identity.get(k)!r} (now)" for k in diff)
+        msg = (f"{run_dir} holds a run with other settings: {shown}. Use another --out or pass "
+               "--overwrite to discard it.")
+        raise ConfigError(msg)
+    if state["epoch"] > config.epochs:
+        msg = (f"{last}: field `epoch` must be at most the run's {config.epochs} epochs; "
+               f"got {state['epoch']}. Pass overwrite=True to start again.")
+        raise RunDirectoryError(msg)
+    done = state["epoch"] == config.epochs or stopped_early(
+        config, epoch=state["epoch"], best_epoch=state["best_epoch"])
+    if done and status == "finished":
+        msg = (f"{run_dir} holds a finished run ({state['epoch']} epochs); pass overwrite=True "
+               "to train it again.")
+        raise ConfigError(msg)

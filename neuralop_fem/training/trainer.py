@@ -41,7 +41,7 @@ from . import optim
 from . import resume as rs
 from ._env import environment_info
 from .amp import AmpForward
-from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
+from .config import RESUME_FREE_FIELDS, TrainConfig
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
@@ -199,28 +199,8 @@ class Trainer:
                 raise ConfigError(msg)
             return None
         state = rs.read_last(last)
-        old, new = state["identity"], self._identity_value
-        old = {**added_defaults(old), **old}  # settings added since the run started
-        diff = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
-        if diff:
-            shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {new.get(k)!r} (now)" for k in diff)
-            msg = (
-                f"{self.run_dir} holds a run with other settings: {shown}. Use another --out "
-                "or pass --overwrite to discard it."
-            )
-            raise ConfigError(msg)
-        if state["epoch"] > self.config.epochs:
-            msg = (f"{last}: field `epoch` must be at most the run's {self.config.epochs} epochs; "
-                   f"got {state['epoch']}. Pass overwrite=True to start again.")
-            raise RunDirectoryError(msg)
-        done = state["epoch"] == self.config.epochs or optim.stopped_early(
-            self.config, epoch=state["epoch"], best_epoch=state["best_epoch"])
-        if done and status == "finished":
-            msg = (
-                f"{self.run_dir} holds a finished run ({state['epoch']} epochs); pass "
-                "overwrite=True to train it again."
-            )
-            raise ConfigError(msg)
+        rs.check_resumable(state, last, config=self.config, identity=self._identity_value,
+                           status=status)
         return state
 
     def _recorded_status(self) -> str | None:
@@ -288,7 +268,7 @@ class Trainer:
             "device": str(self.device),
             "world_size": self.ctx.world_size,
             **env,
-            "peak_lr": peak_lr(self.config, steps_per_epoch=len(self.sampler)),
+            "peak_lr": peak_lr(self.config, steps_per_epoch=self.steps_per_epoch),
             "epochs_completed": self.epoch,
             "wall_time_s": self._wall_time(),
             "best_epoch": self.best_epoch,
