@@ -88,7 +88,8 @@ class Problem:
     physics
         Solver settings that are physics, not numerics (a ladder's rungs take them from the
         reference solver): Burgers ``viscosity``, ``final_time``, ``output_times``; Darcy
-        ``forcing``.
+        ``forcing``; inverse Darcy ``forcing``, ``averaging`` (the forward model) and
+        ``bounds`` (what is known of the coefficient).
     ladder_settings
         The problem's solver ladder for the fair verdict, coarse to fine: one
         ``(solver short name, resolution, ((setting, value), ...), label)`` per rung; see

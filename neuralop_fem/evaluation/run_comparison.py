@@ -105,7 +105,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     dataset records (``contrast_low`` / ``contrast_high`` of ``generate``); ``maxiter`` sets
     the inversion's iteration cap (inverse runs only; default the solver's).
 
-    Both get the fair verdict (:mod:`~neuralop_fem.evaluation.fair`): with
+    Forward and inverse runs get the fair verdict (:mod:`~neuralop_fem.evaluation.fair`): with
     ``ladder=True`` (default) the problem's own ladder (:meth:`solvers.problems.Problem.ladder`,
     with the reference solver's physics; rungs not reachable from the file's grid are left out),
     a list of solvers or :class:`solvers.ladder.Rung` s for a user's ladder, ``False`` for none.
