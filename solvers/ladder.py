@@ -135,7 +135,8 @@ def interpolate(values: NDArray[np.float64], n_to: int, *, grid: str) -> NDArray
 
 
 def run_rung(rung: Rung, fine_inputs: NDArray[np.float64], n_out: int, *, problem: Problem,
-             batch: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+             batch: int | None = None, noise_level: NDArray[np.float64] | None = None,
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Solve with one rung and bring the answers to the comparison grid.
 
     Parameters
@@ -152,6 +153,10 @@ def run_rung(rung: Rung, fine_inputs: NDArray[np.float64], n_out: int, *, proble
         The problem (grid convention and stride rule).
     batch
         Samples per ``solve`` call (None: all at once; 1: one at a time).
+    noise_level : (n_samples,) array, optional
+        Relative noise level of each sample's observations, passed to ``solve`` as
+        ``noise_level`` (the inversion's discrepancy principle; inverse problems). Striding
+        keeps it: it is a ratio of norms over the interior nodes of whichever grid.
 
     Returns
     -------
@@ -177,8 +182,9 @@ def run_rung(rung: Rung, fine_inputs: NDArray[np.float64], n_out: int, *, proble
         part = slice(start, min(start + step, n_s))
         t0 = time.perf_counter()
         coarse = np.ascontiguousarray(fine_inputs[part][sel])
-        out = np.asarray(getattr(sol := rung.solver.solve(coarse), "values", sol),
-                         dtype=np.float64)
+        sol = (rung.solver.solve(coarse) if noise_level is None
+               else rung.solver.solve(coarse, noise_level=noise_level[part]))
+        out = np.asarray(getattr(sol, "values", sol), dtype=np.float64)
         answers[part] = interpolate(out, n_out, grid=problem.grid)
         seconds[part] = (time.perf_counter() - t0) / (part.stop - part.start)
     return answers, seconds
@@ -219,21 +225,24 @@ def _limit_threads() -> None:
     threadpool_limits(limits=1)
 
 
-def _solve_part(rung: Rung, part: NDArray[np.float64], n_out: int, problem: str) -> int:
+def _solve_part(rung: Rung, part: NDArray[np.float64], n_out: int, problem: str,
+                noise_level: NDArray[np.float64] | None) -> int:
     from .problems import get_problem
 
-    run_rung(rung, part, n_out, problem=get_problem(problem))
+    run_rung(rung, part, n_out, problem=get_problem(problem), noise_level=noise_level)
     return len(part)
 
 
 def pool_times(rungs: list[Rung], fine_inputs: NDArray[np.float64], n_out: int, *,
-               problem: Problem, workers: int) -> NDArray[np.float64]:
+               problem: Problem, workers: int,
+               noise_level: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Time per sample of each rung with the samples spread over ``workers`` processes.
 
     The throughput of all cores: the samples are split into ``workers`` equal parts solved
     at once, one process (and one BLAS thread) each; the time per sample is the wall time of
     the whole batch over the number of samples. The pool is started and warmed up (one
-    solve per worker) before timing, so process start-up is not counted.
+    solve per worker) before timing, so process start-up is not counted. ``noise_level``:
+    as for :func:`run_rung`.
 
     Returns
     -------
@@ -242,17 +251,21 @@ def pool_times(rungs: list[Rung], fine_inputs: NDArray[np.float64], n_out: int, 
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    parts = [p for p in np.array_split(fine_inputs, workers) if len(p)]
+    parts = [p for p in np.array_split(np.arange(len(fine_inputs)), workers) if len(p)]
+    levels = [None if noise_level is None else np.asarray(noise_level)[p] for p in parts]
     out = np.empty(len(rungs))
     ctx = multiprocessing.get_context("spawn")  # no fork of a process with torch threads
     with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx,
                              initializer=_limit_threads) as pool:
         for i, rung in enumerate(rungs):
-            warm = [pool.submit(_solve_part, rung, p[:1], n_out, problem.name) for p in parts]
+            warm = [pool.submit(_solve_part, rung, fine_inputs[p[:1]], n_out, problem.name,
+                                None if lv is None else lv[:1])
+                    for p, lv in zip(parts, levels, strict=True)]
             for f in warm:
                 f.result()
             t0 = time.perf_counter()
-            done = [pool.submit(_solve_part, rung, p, n_out, problem.name) for p in parts]
+            done = [pool.submit(_solve_part, rung, fine_inputs[p], n_out, problem.name, lv)
+                    for p, lv in zip(parts, levels, strict=True)]
             n = sum(f.result() for f in done)
             out[i] = (time.perf_counter() - t0) / n
     return out

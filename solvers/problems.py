@@ -88,7 +88,8 @@ class Problem:
     physics
         Solver settings that are physics, not numerics (a ladder's rungs take them from the
         reference solver): Burgers ``viscosity``, ``final_time``, ``output_times``; Darcy
-        ``forcing``.
+        ``forcing``; inverse Darcy ``forcing``, ``averaging`` (the forward model) and
+        ``bounds`` (what is known of the coefficient).
     ladder_settings
         The problem's solver ladder for the fair verdict, coarse to fine: one
         ``(solver short name, resolution, ((setting, value), ...), label)`` per rung; see
@@ -272,6 +273,19 @@ _DARCY_INVERSE = Problem(
     solvers={"adjoint": "darcy_inverse:DarcyInverseSolver"},
     default_solver="adjoint", positive_input=False, zero_boundary_output=False,
     linear_system=False, benchmark_resolution=421, linear_solvers=("gmg", "amg", "cg", "direct"),
+    physics=("forcing", "averaging", "bounds"),
+    # The inversion on coarser observation grids (observations strided, the coefficient
+    # interpolated bilinearly to the comparison grid), its L-BFGS-B iterations capped at half
+    # the reference's 40 and the stopping looser (discrepancy factor 2, noise-free misfit
+    # target 1 %: a coarse forward model cannot fit data from a finer one to 0.1 %), linear
+    # solves to 1e-8 (direct up to 43). The caller keeps the rungs reachable from its grid.
+    ladder_settings=tuple(
+        ("adjoint", n, (("maxiter", it), ("tau", 2.0), ("misfit_tol", 1e-2), ("tol", 1e-8),
+                        ("linear_solver", "direct" if n <= 43 else "gmg")),
+         f"inversion {n} x {n}, maxiter {it}")
+        for n, it in ((9, 20), (15, 20), (22, 20), (29, 20), (36, 20), (43, 20),
+                      (71, 20), (85, 20), (141, 20))
+    ),
 )
 
 #: Every problem by name (read-only).

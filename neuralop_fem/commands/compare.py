@@ -69,9 +69,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="inverse runs: warm-start the inversion from the surrogate's coefficient "
                         "snapped to the two phase values the dataset records")
     p.add_argument("--no-ladder", dest="ladder", action="store_false",
-                   help="forward runs: skip the fair verdict (the surrogate placed on the "
-                        "accuracy-cost front of the problem's solver ladder, against the "
-                        "dataset's stored solutions); only the reference solver is compared")
+                   help="skip the fair verdict (the surrogate placed on the accuracy-cost "
+                        "front of the problem's solver ladder, against the dataset's stored "
+                        "solutions, or its true coefficient for inverse runs); only the "
+                        "reference solver is compared")
     p.add_argument("--device", type=device, default=None,
                    help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")
     p.add_argument("--overwrite", action="store_true",

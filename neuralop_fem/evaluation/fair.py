@@ -44,7 +44,8 @@ _BATCH1_SAMPLES = 4
 
 def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, problem: Problem,
                    batch_one: bool = True, workers: int = 1,
-                   bracket: tuple[float, float] | None = None) -> dict[str, Any]:
+                   bracket: tuple[float, float] | None = None,
+                   noise_level: Array | None = None) -> dict[str, Any]:
     """Errors and times of every rung on the same samples.
 
     Parameters
@@ -54,9 +55,10 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     fine_inputs : (n_samples, N[, N]) array
         Inputs on the finest grid available (each rung strides them to its grid).
     truth : (n_samples, n[, n]) array
-        The answers errors are measured against, on the comparison grid.
+        The answers errors are measured against, on the comparison grid (inverse problem:
+        the true coefficient).
     problem
-        The forward problem.
+        The problem (forward, or inverse with ``noise_level``).
     batch_one
         Also time each rung one sample per call (batch size 1), on the first
         ``_BATCH1_SAMPLES`` (4) samples; their mean time stands for every sample.
@@ -67,6 +69,9 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
         ``(error, seconds)`` of the surrogate: climb the ladder only until a rung is both more
         accurate and slower than that (both placements are then decided; finer rungs would
         only cost time). None: every rung.
+    noise_level : (n_samples,) array, optional
+        Relative noise level of each sample's observations (inverse problems: each rung's
+        discrepancy principle; :func:`solvers.ladder.run_rung`).
 
     Returns
     -------
@@ -89,10 +94,12 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     times1 = np.empty((n_r, n_s)) if batch_one else None
     for i, rung in enumerate(rungs):
         try:
-            answers, seconds = run_rung(rung, fine_inputs, n_out, problem=problem)
+            answers, seconds = run_rung(rung, fine_inputs, n_out, problem=problem,
+                                        noise_level=noise_level)
             if times1 is not None:  # per-call cost hardly varies: time a few samples only
                 _, some = run_rung(rung, fine_inputs[:_BATCH1_SAMPLES], n_out, problem=problem,
-                                   batch=1)
+                                   batch=1, noise_level=None if noise_level is None
+                                   else noise_level[:_BATCH1_SAMPLES])
                 times1[i] = some.mean()
         except Exception as exc:  # a failing rung is named, whatever it raised
             msg = f"`ladder` rung {i} ({rung.label}) failed: {type(exc).__name__}: {exc}"
@@ -112,7 +119,8 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     times1 = None if times1 is None else times1[:measured]
     pooled = None
     if workers > 1:
-        per = pool_times(rungs, fine_inputs, n_out, problem=problem, workers=workers)
+        per = pool_times(rungs, fine_inputs, n_out, problem=problem, workers=workers,
+                         noise_level=noise_level)
         pooled = np.repeat(per[:, None], n_s, axis=1)
     return {"labels": [r.label for r in rungs], "skipped": skipped, "rel_l2": errors,
             "time": times,
@@ -229,10 +237,11 @@ def place(ladder: dict[str, Any], sur_errors: Array, sur_time: float, *,
     }
 
 
-def verdict_sentence(placed: dict[str, Any], *, where: str) -> str:
+def verdict_sentence(placed: dict[str, Any], *, where: str, solver: str = "the solver") -> str:
     """The report's opening sentence, e.g. "At equal accuracy (9.1e-04) the solver (spectral
     n = 128, dt = 0.05) takes 2.9 ms per sample: the surrogate is 0.30x as fast on this CPU
-    (1 thread)." ``where`` names the hardware and threads."""
+    (1 thread)." ``where`` names the hardware and threads, ``solver`` the method (e.g. "the
+    classical inversion")."""
     err, status = placed["error"], placed["status"]
     if status == "more accurate than every rung":
         return (f"The surrogate (rel. L2 {err:.2g}) is more accurate than every rung of the "
@@ -249,7 +258,7 @@ def verdict_sentence(placed: dict[str, Any], *, where: str) -> str:
                                         "already more accurate"}[status]
     bound = "at most " if status == "at most the cheapest rung" else ""
     fast = f"{speed:.2g}x as fast" if speed < 1 else f"{speed:.2g}x faster"
-    return (f"At equal accuracy ({err:.2g}) the solver ({how}) takes {bound}{ms:.3g} ms per "
+    return (f"At equal accuracy ({err:.2g}) {solver} ({how}) takes {bound}{ms:.3g} ms per "
             f"sample: the surrogate is {bound}{fast}{spread} {where}.")
 
 
@@ -288,7 +297,8 @@ def time_surrogate(surrogate: Any, inputs: Any, *, threads: int | None,
 
 
 def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: dict[str, Any],
-                *, where: str) -> None:
+                *, where: str, solver: str = "the solver",
+                truth: str = "the dataset's stored solutions on the model grid") -> None:
     """Store the ladder, the front and the verdict in a comparison dataset (in place).
 
     Variables on ``(rung, sample)``: ``ladder_rel_l2``, ``ladder_time`` and, when measured,
@@ -296,6 +306,8 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
     ``sample``; ``on_front`` on ``rung``. Attributes ``fair_*`` (numbers of the placement at
     the large batch, and ``fair_batch1_*`` at batch 1) and ``verdict`` (the sentence of
     :func:`verdict_sentence`): the one source of every verdict number a report prints.
+    ``solver`` names the method in the sentences, ``truth`` what the errors are measured
+    against (attribute ``fair_truth``).
     """
     ds.coords["rung"] = list(ladder["labels"])
     ds["ladder_rel_l2"] = (("rung", "sample"), ladder["rel_l2"])
@@ -314,20 +326,22 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
                                    else "" if value is None else value)
     ds.attrs["fair_where"] = where
     ds.attrs["fair_skipped_rungs"] = " | ".join(ladder.get("skipped", []))
-    ds.attrs["verdict"] = verdict_sentence(placed, where=where)
+    ds.attrs["fair_truth"] = truth
+    ds.attrs["verdict"] = verdict_sentence(placed, where=where, solver=solver)
     if ladder.get("time_batch1") is not None and sur_timing.get("time_batch1"):
         one = place(ladder, sur_errors, sur_timing["time_batch1"], time_key="time_batch1")
         for key in ("solver_time", "surrogate_time", "speedup", "status"):
             ds.attrs[f"fair_batch1_{key}"] = one[key]
-        ds.attrs["verdict_batch1"] = verdict_sentence(one, where=where + ", one sample per call")
+        ds.attrs["verdict_batch1"] = verdict_sentence(one, where=where + ", one sample per call",
+                                                      solver=solver)
     if ladder.get("time_all_cores") is not None and sur_timing.get("time_all_cores"):
         ds["ladder_time_all_cores"] = ("rung", ladder["time_all_cores"][:, 0])
         every = place(ladder, sur_errors, sur_timing["time_all_cores"], time_key="time_all_cores")
         for key in ("solver_time", "surrogate_time", "speedup", "status"):
             ds.attrs[f"fair_all_cores_{key}"] = every[key]
         ds.attrs["fair_all_cores_where"] = sur_timing["where_all_cores"]
-        ds.attrs["verdict_all_cores"] = verdict_sentence(every,
-                                                         where=sur_timing["where_all_cores"])
+        ds.attrs["verdict_all_cores"] = verdict_sentence(
+            every, where=sur_timing["where_all_cores"], solver=solver)
 
 
 def where_label(device: object, *, threads: int, workers: int = 1) -> str:

@@ -19,6 +19,7 @@ import xarray as xr
 
 from ..metrics import worse_than_zero_note
 from ..plotting import fit_title, log_axis, save
+from .report import ladder_lines
 
 __all__ = ["inverse_plots", "inverse_summary_markdown"]
 
@@ -104,8 +105,10 @@ def inverse_summary_markdown(ds: xr.Dataset, *, title: str, notes: str = "") -> 
     """The markdown summary of an inverse comparison (means over the samples)."""
     approaches = list(ds["approach"].values)
     head = "| | " + " | ".join(_LABEL.get(a, a) for a in approaches) + " |"
-    lines = [f"# {title}", "",
-             f"Inverse Darcy problem, {ds.attrs.get('n_samples')} samples. Reference: "
+    lines = [f"# {title}", ""]
+    if "verdict" in ds.attrs:
+        lines += [ds.attrs["verdict"], ""]
+    lines += [f"Inverse Darcy problem, {ds.attrs.get('n_samples')} samples. Reference: "
              f"`{ds.attrs.get('reference')}`; candidate: `{ds.attrs.get('candidate')}`. "
              "Means over the samples.", "", head, "|---" * (len(approaches) + 1) + "|"]
     for metric, label, fmt in _ROWS:
@@ -121,6 +124,8 @@ def inverse_summary_markdown(ds: xr.Dataset, *, title: str, notes: str = "") -> 
                 lines.append(f"Stop reasons ({_LABEL.get(a, a)}): " + ", ".join(
                     f"{k} {c}" for k, c in zip(kinds, counts, strict=True)))
     lines += ["", "What the numbers say:", "", *_verdict(ds)]
+    if "verdict" in ds.attrs:
+        lines += ladder_lines(ds)
     note = worse_than_zero_note(_mean(ds, "rel_l2_coarse", "surrogate"), who="the surrogate")
     if note:
         lines += ["", note]

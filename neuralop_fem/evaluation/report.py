@@ -27,7 +27,7 @@ from ..metrics import worse_than_zero_note
 from . import plots
 from .comparison import METRICS
 
-__all__ = ["summary_markdown", "usability", "write_report"]
+__all__ = ["ladder_lines", "summary_markdown", "usability", "write_report"]
 
 _LABELS = {"rel_l2": "relative L2", "rel_h1": "relative H1 seminorm", "max_abs": "max abs error",
            "rel_energy": "relative energy norm"}
@@ -54,12 +54,12 @@ def usability(mean_rel_l2: float) -> str:
             "solver ladder below for what a cheaper solver setting reaches.")
 
 
-def _ladder_lines(ds: xr.Dataset) -> list[str]:
+def ladder_lines(ds: xr.Dataset) -> list[str]:
     """The fair verdict (from the dataset's ``fair_*`` attributes) and the ladder table."""
     a = ds.attrs
     lines = ["", "## The fair verdict: surrogate on the solver's accuracy-cost front", "",
-             f"Errors against the dataset's stored solutions (truth) on the model grid; the "
-             f"surrogate's own error there is {_fmt(a['fair_error'])} (mean). Times per sample "
+             f"Errors against {a.get('fair_truth', 'the stored solutions on the model grid')}; "
+             f"the surrogate's own error there is {_fmt(a['fair_error'])} (mean). Times per sample "
              f"{a.get('fair_where', '')}: each rung's answer brought to the comparison grid "
              "(spectral interpolation on periodic grids, bilinear on node grids), its cost "
              "included.", "",
@@ -132,7 +132,7 @@ def summary_markdown(ds: xr.Dataset, *, title: str = "Surrogate vs solver",
                   f"{(wt + ds['candidate_time'].values).mean():.3e} | "
                   f"{1 - (wt + ds['candidate_time'].values).sum() / zt.sum():.1%} |"]
     if "ladder_rel_l2" in ds:
-        lines += _ladder_lines(ds)
+        lines += ladder_lines(ds)
     worst = ds["rel_l2"].fillna(-1).argsort().values[::-1][:5]
     lines += ["", "Worst samples (relative L2): " + ", ".join(
         f"{int(ds['sample'].values[i])} ({_fmt(float(ds['rel_l2'].values[i]))})" for i in worst)]

@@ -105,7 +105,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     dataset records (``contrast_low`` / ``contrast_high`` of ``generate``); ``maxiter`` sets
     the inversion's iteration cap (inverse runs only; default the solver's).
 
-    Forward runs also get the fair verdict (:mod:`~neuralop_fem.evaluation.fair`): with
+    Forward and inverse runs get the fair verdict (:mod:`~neuralop_fem.evaluation.fair`): with
     ``ladder=True`` (default) the problem's own ladder (:meth:`solvers.problems.Problem.ladder`,
     with the reference solver's physics; rungs not reachable from the file's grid are left out),
     a list of solvers or :class:`solvers.ladder.Rung` s for a user's ladder, ``False`` for none.
@@ -115,7 +115,11 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     (``workers`` solver processes, default ``os.cpu_count()``; 1: skip; the surrogate with
     as many torch threads). ``timing_repeats > 1``
     times both sides that many more times and reports the median speed-up (the number every
-    part of the report then prints).
+    part of the report then prints). Inverse runs: the rungs (inversions on coarser grids, with
+    iteration caps and looser stopping) invert the same noisy observations strided from the
+    model grid, with the same per-sample noise levels, and every answer (the surrogate's too)
+    is scored by the comparison's ``rel_l2``: the coefficient error against the dataset's
+    true coefficient on the observation (model) grid, coarse answers interpolated bilinearly.
 
     Returns
     -------
@@ -129,10 +133,6 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     max_samples = check_optional_int(max_samples, name="max_samples", minimum=1)
     sur = Surrogate.load(run_dir, device=device)
     problem = get_problem(sur.problem)
-    if problem.inverse and ladder not in (True, False):
-        msg = (f"`ladder` applies to forward problems (the inverse problem has no solver ladder "
-               f"yet); got a ladder for a {sur.problem} run ({os.fspath(run_dir)}).")
-        raise InputError(msg)
     if snap_warm_start and not problem.inverse:
         msg = (f"`snap_warm_start` (--snap-warm-start) applies to inverse runs only; got a "
                f"{sur.problem} run ({os.fspath(run_dir)}).")
@@ -155,6 +155,9 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
         inputs, truth = sample_fields(sur, ds, idx)
         result = compare(reference, sur, inputs, reference_solution=truth,
                          warm_start=warm_start, keep_fields=True, warm_phases=phases)
+        if ladder is not False:
+            _fair_inverse(result, problem, reference, sur, inputs, ladder,
+                          workers=(os.cpu_count() or 1) if workers is None else int(workers))
     else:
         with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
             inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
@@ -217,16 +220,7 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
         fine = np.asarray(ds[problem.input_name].isel(sample=idx).values, float)
     values = np.asarray(inputs.values, float)
     timing = time_surrogate(sur, values, threads=1)
-    workers = min(workers, len(idx))
-    if workers > 1 and _unguarded_script() is not None:
-        import logging
-
-        logging.getLogger("neuralop_fem").warning(
-            "the all-cores verdict needs worker processes, which import the calling script "
-            "again; the call at line %s of %s is not under `if __name__ == \"__main__\":`, so "
-            "only the one-thread verdict is measured (pass workers=1 to silence this).",
-            _unguarded_script(), getattr(sys.modules.get("__main__"), "__file__", "?"))
-        workers = 1
+    workers = _safe_workers(min(workers, len(idx)))
     if workers > 1:
         every = time_surrogate(sur, values, threads=workers, batch_one=False)
         timing.update(time_all_cores=every["time"], where_all_cores=where_label(
@@ -244,3 +238,50 @@ def _unguarded_script() -> int | None:
     main = sys.modules.get("__main__")
     return _unguarded_call_line(main) if main is not None else None
 
+
+def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surrogate,
+                  inputs: Any, ladder: object, *, workers: int) -> None:
+    """The inverse problem's ladder and verdict, added to ``result``: the inversions of the
+    comparison's observations, scored like the comparison's ``rel_l2``."""
+    from solvers.ladder import check_ladder
+
+    from .fair import add_verdict, measure_ladder, time_surrogate, where_label
+
+    values = np.asarray(inputs.values, float)
+    n_obs = values.shape[-1]
+    if ladder is True:
+        rungs = [r for r in problem.ladder(like=reference)
+                 if r.resolution in problem.reachable(n_obs)]
+        if not rungs:
+            return
+    else:
+        rungs = check_ladder(ladder, problem)
+    truth = np.asarray(result["truth"].values, float)
+    errors = np.asarray(result["rel_l2"].sel(approach="surrogate").values, float)
+    levels = np.asarray(result["noise_level"].values, float)
+    timing = time_surrogate(sur, values, threads=1)
+    workers = _safe_workers(min(workers, len(values)))
+    if workers > 1:
+        every = time_surrogate(sur, values, threads=workers, batch_one=False)
+        timing.update(time_all_cores=every["time"], where_all_cores=where_label(
+            sur.device, threads=every["threads"], workers=workers))
+    ladder_result = measure_ladder(rungs, values, truth, problem=problem, workers=workers,
+                                   bracket=(float(errors.mean()), timing["time"]),
+                                   noise_level=levels)
+    add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1),
+                solver="the classical inversion",
+                truth="the dataset's true coefficient on the observation grid")
+
+
+def _safe_workers(workers: int) -> int:
+    """``workers``, or 1 (with a warning) when worker processes would re-run the script."""
+    if workers > 1 and _unguarded_script() is not None:
+        import logging
+
+        logging.getLogger("neuralop_fem").warning(
+            "the all-cores verdict needs worker processes, which import the calling script "
+            "again; the call at line %s of %s is not under `if __name__ == \"__main__\":`, so "
+            "only the one-thread verdict is measured (pass workers=1 to silence this).",
+            _unguarded_script(), getattr(sys.modules.get("__main__"), "__file__", "?"))
+        return 1
+    return workers
