@@ -120,7 +120,10 @@ _ASSIGNMENT = re.compile(r"`?\b([a-z][a-z0-9_]*)=(True|False|None|[\w.+-]+)`?")
 #: A backticked name, unless it names a part of a file (``field `data```, ```seed`` attribute``).
 _PART = "field|attribute|coordinate|variable|section|key|dimension"
 _NAMED = re.compile("".join(f"(?<!{w} )" for w in _PART.split("|"))
-                    + rf"`([a-z][a-z0-9_]*)`(?! (?:{_PART})\b)")
+                    + rf"`([a-z][a-z0-9_]*)`(?! (?:{_PART})\b| in the\b)")
+#: A message about a configuration file's contents (``c.yaml: `epochs` must be ...``): its
+#: backticked names are the file's keys, not the command's flags.
+_FILE_MESSAGE = re.compile(r"^(?:error: )?\S+\.(?:ya?ml|json): ")
 
 
 def command_line_wording(text: str, parser: argparse.ArgumentParser | None) -> str:
@@ -138,6 +141,8 @@ def command_line_wording(text: str, parser: argparse.ArgumentParser | None) -> s
     'Pass --overwrite to start again.'
     >>> command_line_wording("run.json: field `n_train` must be >= 1", p)  # a file's field
     'run.json: field `n_train` must be >= 1'
+    >>> command_line_wording("c.yaml: `n_train` must be >= 1", p)  # a config file's key
+    'c.yaml: `n_train` must be >= 1'
     """
     if parser is None:
         return text
@@ -163,7 +168,9 @@ def command_line_wording(text: str, parser: argparse.ArgumentParser | None) -> s
         action = actions.get(match.group(1))
         return match.group(0) if action is None else flag(action)
 
-    text = _NAMED.sub(named, _ASSIGNMENT.sub(assignment, text))
+    text = _ASSIGNMENT.sub(assignment, text)
+    if not _FILE_MESSAGE.match(text):
+        text = _NAMED.sub(named, text)
     return re.sub(r"(--[a-z][\w-]*(?: [A-Z]+)?) \(\1\)", r"\1", text)
 
 

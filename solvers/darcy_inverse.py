@@ -186,7 +186,8 @@ class DarcyInverseSolver:
 
     def __post_init__(self) -> None:
         f = self.forcing
-        if not is_real(f) or not np.isfinite(f) or not 1 / MAGNITUDE <= abs(f) <= MAGNITUDE:
+        # float() first: a numpy float16/float32 forcing compared with MAGNITUDE overflows.
+        if not is_real(f) or not np.isfinite(f) or not 1 / MAGNITUDE <= abs(float(f)) <= MAGNITUDE:
             msg = (f"`forcing` must be a finite nonzero number (f = 0 gives u = 0) of magnitude "
                    f"within [1e-50, 1e50]; got {f!r}.")
             raise InputError(msg)

@@ -21,55 +21,15 @@ Each problem owns its ladder (:meth:`solvers.problems.Problem.ladder`)::
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ._rung import Rung
 from .errors import InputError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .problems import Problem
+from .problems import Problem, get_problem, problem_of
 
 __all__ = ["Rung", "check_ladder", "interpolate", "pool_times", "run_rung"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Rung:
-    """One solver setting of a ladder.
-
-    Parameters
-    ----------
-    solver
-        Any object following the solver contract (``solve``; ideally ``solve_with_report``).
-    resolution
-        Points per dimension of the grid the solver runs on (the inputs are strided to it
-        from the finest grid available); None: the comparison grid itself.
-    label
-        Short human-readable name, e.g. ``"FD 43 x 43, banded"``; default: the class name and
-        resolution.
-    """
-
-    solver: object
-    resolution: int | None = None
-    label: str = ""
-
-    def __post_init__(self) -> None:
-        if not callable(getattr(self.solver, "solve", None)):
-            msg = (f"`solver` of a Rung must follow the solver contract (a `solve` method); got "
-                   f"{type(self.solver).__name__}.")
-            raise InputError(msg)
-        res = self.resolution
-        if res is not None and (isinstance(res, bool) or not isinstance(res, int | np.integer)
-                                or res < 2):
-            msg = f"`resolution` must be None or an integer >= 2; got {res!r}."
-            raise InputError(msg)
-        if res is not None:
-            object.__setattr__(self, "resolution", int(res))
-        if not self.label:
-            where = "" if res is None else f" at {res}"
-            object.__setattr__(self, "label", f"{type(self.solver).__name__}{where}")
 
 
 def _linear_matrix(n_from: int, n_to: int) -> NDArray[np.float64]:
@@ -199,8 +159,6 @@ def check_ladder(ladder: object, problem: Problem) -> list[Rung]:
         An empty ladder, an entry that is not a solver or a Rung, or a solver of another
         problem (the message names the entry).
     """
-    from .problems import problem_of
-
     if isinstance(ladder, str | bytes) or not hasattr(ladder, "__iter__"):
         msg = f"`ladder` must be a list of solvers or Rungs; got {type(ladder).__name__}."
         raise InputError(msg)
@@ -227,8 +185,6 @@ def _limit_threads() -> None:
 
 def _solve_part(rung: Rung, part: NDArray[np.float64], n_out: int, problem: str,
                 noise_level: NDArray[np.float64] | None) -> int:
-    from .problems import get_problem
-
     run_rung(rung, part, n_out, problem=get_problem(problem), noise_level=noise_level)
     return len(part)
 

@@ -39,11 +39,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from ._rung import Rung
 from .errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .contract import Solver
-    from .ladder import Rung
 
 __all__ = ["GRIDS", "PROBLEMS", "Problem", "get_problem", "problem_of"]
 
@@ -206,8 +206,6 @@ class Problem:
             A solver whose physics the rungs take over (the :attr:`physics` fields it has,
             e.g. the viscosity of the solver that generated a dataset); None: the defaults.
         """
-        from .ladder import Rung
-
         physics = {f: getattr(like, f) for f in self.physics if hasattr(like, f)}
         rungs = []
         for name, n, settings, label in self.ladder_settings:

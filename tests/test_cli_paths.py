@@ -54,8 +54,13 @@ def test_every_writing_command_declares_its_paths():
     expected = {
         "generate": ({"--out"}, set()),
         "info": (set(), {"FILE.nc"}),
+        "plot": ({"--out"}, {"FILE.nc"}),
         "import-mat": ({"--out"}, {"FILE.mat"}),
-        "train": ({"--out"}, {"--data"}),
+        # Both formats' positional `file` (FILE.pt, FILE.hdf5): one destination, seen once.
+        "import": ({"--out"}, {"FILE.pt"}),
+        "export": ({"--out"}, {"FILE.nc"}),
+        "check": ({"--out"}, {"FILE.nc"}),
+        "train": ({"--out"}, {"--data", "--config"}),
         "evaluate": ({"--out"}, {"RUN_DIR", "--data"}),
         "compare": ({"--out"}, {"RUN_DIR", "--data"}),
         "demo": ({"--out"}, set()),

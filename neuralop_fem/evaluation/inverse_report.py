@@ -19,7 +19,7 @@ import xarray as xr
 
 from ..metrics import worse_than_zero_note
 from ..plotting import fit_title, log_axis, save
-from .report import ladder_lines
+from .fair_report import ladder_lines
 
 __all__ = ["inverse_plots", "inverse_summary_markdown"]
 

@@ -26,15 +26,13 @@ from ..files import atomic_path, write_text_atomic
 from ..metrics import worse_than_zero_note
 from . import plots
 from .comparison import METRICS
+from .fair_report import fmt as _fmt
+from .fair_report import ladder_lines
 
 __all__ = ["ladder_lines", "summary_markdown", "usability", "write_report"]
 
 _LABELS = {"rel_l2": "relative L2", "rel_h1": "relative H1 seminorm", "max_abs": "max abs error",
            "rel_energy": "relative energy norm"}
-
-
-def _fmt(v: float) -> str:
-    return "n/a" if not np.isfinite(v) else f"{v:.3e}"
 
 
 def usability(mean_rel_l2: float) -> str:
@@ -52,44 +50,6 @@ def usability(mean_rel_l2: float) -> str:
                 "with the solver ladder below before using it in place of the solver.")
     return (f"Verdict on accuracy: {100 * mean_rel_l2:.2g} % mean relative L2 error; see the "
             "solver ladder below for what a cheaper solver setting reaches.")
-
-
-def ladder_lines(ds: xr.Dataset) -> list[str]:
-    """The fair verdict (from the dataset's ``fair_*`` attributes) and the ladder table."""
-    a = ds.attrs
-    lines = ["", "## The fair verdict: surrogate on the solver's accuracy-cost front", "",
-             f"Errors against {a.get('fair_truth', 'the stored solutions on the model grid')}; "
-             f"the surrogate's own error there is {_fmt(a['fair_error'])} (mean). Times per sample "
-             f"{a.get('fair_where', '')}: each rung's answer brought to the comparison grid "
-             "(spectral interpolation on periodic grids, bilinear on node grids), its cost "
-             "included.", "",
-             "| rung | on front | rel. L2 (mean) | p10-p90 | ms per sample, batch | "
-             "ms, one per call |", "|---|---|---|---|---|---|"]
-    err = ds["ladder_rel_l2"].values
-    t = ds["ladder_time"].values
-    t1 = ds["ladder_time_batch1"].values if "ladder_time_batch1" in ds else None
-    for i, label in enumerate(ds["rung"].values):
-        one = f"{1e3 * t1[i].mean():.3g}" if t1 is not None else "n/a"
-        lines.append(f"| {label} | {'yes' if ds['on_front'].values[i] else ''} | "
-                     f"{err[i].mean():.2e} | {np.percentile(err[i], 10):.1e}-"
-                     f"{np.percentile(err[i], 90):.1e} | {1e3 * t[i].mean():.3g} | {one} |")
-    tr = ds["truth_rel_l2"].values
-    lines.append(f"| **surrogate** | | {tr.mean():.2e} | {np.percentile(tr, 10):.1e}-"
-                 f"{np.percentile(tr, 90):.1e} | {1e3 * a['fair_surrogate_time']:.3g} | "
-                 f"{1e3 * a.get('fair_batch1_surrogate_time', np.nan):.3g} |")
-    if a.get("fair_skipped_rungs"):
-        lines += ["", f"Not run (a rung both more accurate and slower than the surrogate already "
-                      f"decides both placements): {a['fair_skipped_rungs']}."]
-    cost = a.get("fair_equal_cost_rung") or ""
-    lines += ["", ("At equal cost: " + (f"the best rung within the surrogate's time is {cost} "
-                                         f"(rel. L2 {_fmt(a['fair_equal_cost_error'])})."
-                                         if cost else "every rung takes longer than the "
-                                         "surrogate."))]
-    if "verdict_batch1" in a:
-        lines += ["", a["verdict_batch1"]]
-    if "verdict_all_cores" in a:
-        lines += ["", a["verdict_all_cores"]]
-    return lines
 
 
 def summary_markdown(ds: xr.Dataset, *, title: str = "Surrogate vs solver",

@@ -17,7 +17,7 @@ torch.Size([2, 8, 1])
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
@@ -27,12 +27,14 @@ from ..errors import InputError, ShapeError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.ood import OODReference
-    from .surrogate import Surrogate
 
 __all__ = ["LAYOUTS", "ModuleAdapter", "surrogate_from_module"]
 
 #: The input / output layouts a wrapped module may use.
 LAYOUTS = ("channels_last", "channels_first", "no_channel")
+
+#: The Surrogate class (``cls`` of the classmethod ``Surrogate.from_module``).
+_S = TypeVar("_S")
 
 
 class ModuleAdapter(torch.nn.Module):
@@ -119,12 +121,12 @@ class ModuleAdapter(torch.nn.Module):
         return want
 
 
-def surrogate_from_module(cls: type[Surrogate], module: torch.nn.Module, *, problem: str,
+def surrogate_from_module(cls: type[_S], module: torch.nn.Module, *, problem: str,
                           resolution: int, layout: str = "channels_last",
                           with_coordinates: bool = False, dataset: Any = None,
                           name: str | None = None, device: str | torch.device | None = None,
                           batch_size: int = 16,
-                          ood_reference: OODReference | None = None) -> Surrogate:
+                          ood_reference: OODReference | None = None) -> _S:
     """A surrogate from any torch module (another package's model, one trained elsewhere).
 
     Reached as ``Surrogate.from_module(module, problem=..., resolution=..., ...)``.

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -39,7 +39,22 @@ from .resample import resample_nodes
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
-    from .surrogate import Surrogate
+    from solvers.problems import Problem
+
+
+class Surrogate(Protocol):
+    """What these functions read of a :class:`~neuralop_fem.surrogate.Surrogate` (a protocol, so
+    that this module, which the Surrogate's methods call, does not import it back)."""
+
+    problem: str
+    resolution: int
+    spec: Problem
+    run_info: dict[str, Any]
+
+    @property
+    def noise(self) -> float: ...
+
+    def noise_std(self) -> NDArray[np.float64] | None: ...
 
 __all__ = ["load_test_split", "noisy_observations", "relative_noise_level", "sample_fields"]
 

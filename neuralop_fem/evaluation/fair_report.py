@@ -1,0 +1,53 @@
+"""The fair verdict's part of a comparison report: the verdict and the ladder table, read
+from a comparison dataset's ``fair_*`` attributes and ``ladder_*`` variables (forward and
+inverse reports alike)."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+__all__ = ["fmt", "ladder_lines"]
+
+
+def fmt(v: float) -> str:
+    """A number for a report: three significant digits, ``n/a`` when not finite."""
+    return "n/a" if not np.isfinite(v) else f"{v:.3e}"
+
+
+def ladder_lines(ds: xr.Dataset) -> list[str]:
+    """The fair verdict (from the dataset's ``fair_*`` attributes) and the ladder table."""
+    a = ds.attrs
+    lines = ["", "## The fair verdict: surrogate on the solver's accuracy-cost front", "",
+             f"Errors against {a.get('fair_truth', 'the stored solutions on the model grid')}; "
+             f"the surrogate's own error there is {fmt(a['fair_error'])} (mean). Times per sample "
+             f"{a.get('fair_where', '')}: each rung's answer brought to the comparison grid "
+             "(spectral interpolation on periodic grids, bilinear on node grids), its cost "
+             "included.", "",
+             "| rung | on front | rel. L2 (mean) | p10-p90 | ms per sample, batch | "
+             "ms, one per call |", "|---|---|---|---|---|---|"]
+    err = ds["ladder_rel_l2"].values
+    t = ds["ladder_time"].values
+    t1 = ds["ladder_time_batch1"].values if "ladder_time_batch1" in ds else None
+    for i, label in enumerate(ds["rung"].values):
+        one = f"{1e3 * t1[i].mean():.3g}" if t1 is not None else "n/a"
+        lines.append(f"| {label} | {'yes' if ds['on_front'].values[i] else ''} | "
+                     f"{err[i].mean():.2e} | {np.percentile(err[i], 10):.1e}-"
+                     f"{np.percentile(err[i], 90):.1e} | {1e3 * t[i].mean():.3g} | {one} |")
+    tr = ds["truth_rel_l2"].values
+    lines.append(f"| **surrogate** | | {tr.mean():.2e} | {np.percentile(tr, 10):.1e}-"
+                 f"{np.percentile(tr, 90):.1e} | {1e3 * a['fair_surrogate_time']:.3g} | "
+                 f"{1e3 * a.get('fair_batch1_surrogate_time', np.nan):.3g} |")
+    if a.get("fair_skipped_rungs"):
+        lines += ["", f"Not run (a rung both more accurate and slower than the surrogate already "
+                      f"decides both placements): {a['fair_skipped_rungs']}."]
+    cost = a.get("fair_equal_cost_rung") or ""
+    lines += ["", ("At equal cost: " + (f"the best rung within the surrogate's time is {cost} "
+                                         f"(rel. L2 {fmt(a['fair_equal_cost_error'])})."
+                                         if cost else "every rung takes longer than the "
+                                         "surrogate."))]
+    if "verdict_batch1" in a:
+        lines += ["", a["verdict_batch1"]]
+    if "verdict_all_cores" in a:
+        lines += ["", a["verdict_all_cores"]]
+    return lines
