@@ -17,6 +17,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from neuralop_fem.data import generate  # noqa: E402
+
 torch.set_num_threads(1)
 
 
@@ -52,3 +54,20 @@ def _strict_floating_point():
     old = np.seterr(all="raise", under="ignore")
     yield
     np.seterr(**old)
+
+
+@pytest.fixture(scope="session")
+def burgers_file(tmp_path_factory):
+    """24 Burgers samples at n = 128 (spectral solver), dataset seed 1 (shared by the training
+    and CUDA tests)."""
+    path = tmp_path_factory.mktemp("data") / "burgers.nc"
+    return generate("burgers", n_samples=24, resolution=128, seed=1, out=path, workers=0,
+                    progress=False)
+
+
+@pytest.fixture(scope="session")
+def darcy_file(tmp_path_factory):
+    """14 Darcy samples on the 29 x 29 node grid (FD), dataset seed 1."""
+    path = tmp_path_factory.mktemp("data") / "darcy.nc"
+    return generate("darcy", n_samples=14, resolution=29, seed=1, out=path, workers=0,
+                    progress=False)

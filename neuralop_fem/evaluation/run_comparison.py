@@ -201,20 +201,14 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
           problem: Any, reference: Solver, sur: Surrogate, inputs: Any, ladder: object, *,
           workers: int) -> None:
     """The ladder, its front and the surrogate's place on it, added to ``result``."""
-    from solvers.ladder import check_ladder
 
     from ..data.io import reading
     from ..metrics import relative_l2
     from .fair import add_verdict, measure_ladder, time_surrogate, where_label
 
-    n_file = int(ds.sizes["x"])
-    if ladder is True:
-        rungs = [r for r in problem.ladder(like=reference)
-                 if r.resolution in problem.reachable(n_file)]
-        if not rungs:
-            return
-    else:
-        rungs = check_ladder(ladder, problem)
+    rungs = _rungs(ladder, problem, reference, int(ds.sizes["x"]))
+    if not rungs:
+        return
     with reading(ds, problem.output_name, f"samples {idx[0]}..{idx[-1]}"):
         truth = np.asarray(ds[problem.output_name].isel(sample=idx).isel(sel).values, float)
         fine = np.asarray(ds[problem.input_name].isel(sample=idx).values, float)
@@ -231,6 +225,16 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1))
 
 
+def _rungs(ladder: object, problem: Any, reference: Solver, n: int) -> list[Any]:
+    """The rungs to measure: the problem's own ladder (``ladder=True``; its physics from
+    ``reference``, only the grids reachable from ``n`` points) or the user's, checked."""
+    from solvers.ladder import check_ladder
+
+    if ladder is True:
+        return [r for r in problem.ladder(like=reference) if r.resolution in problem.reachable(n)]
+    return check_ladder(ladder, problem)
+
+
 def _unguarded_script() -> int | None:
     """The line of an unguarded top-level call in the running script (None: safe to spawn)."""
     from ..data.generation.executors import _unguarded_call_line
@@ -243,19 +247,13 @@ def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surr
                   inputs: Any, ladder: object, *, workers: int) -> None:
     """The inverse problem's ladder and verdict, added to ``result``: the inversions of the
     comparison's observations, scored like the comparison's ``rel_l2``."""
-    from solvers.ladder import check_ladder
 
     from .fair import add_verdict, measure_ladder, time_surrogate, where_label
 
     values = np.asarray(inputs.values, float)
-    n_obs = values.shape[-1]
-    if ladder is True:
-        rungs = [r for r in problem.ladder(like=reference)
-                 if r.resolution in problem.reachable(n_obs)]
-        if not rungs:
-            return
-    else:
-        rungs = check_ladder(ladder, problem)
+    rungs = _rungs(ladder, problem, reference, values.shape[-1])
+    if not rungs:
+        return
     truth = np.asarray(result["truth"].values, float)
     errors = np.asarray(result["rel_l2"].sel(approach="surrogate").values, float)
     levels = np.asarray(result["noise_level"].values, float)

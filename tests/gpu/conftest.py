@@ -10,8 +10,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from neuralop_fem.data import generate
-
 #: Tiny model overrides: every test here trains in seconds on one CPU thread.
 TINY_BURGERS = {"d_model": 16, "num_layers": 2, "d_ff": 32, "freq_dim": 8, "modes": 4,
                 "decoder_ff": 8}
@@ -23,19 +21,3 @@ TINY_DARCY = {"d_model": 12, "num_layers": 1, "d_ff": 16, "freq_dim": 8, "modes"
 def device() -> torch.device:
     """CUDA device 0; the CPU only when the tests were asked to run there."""
     return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
-
-
-@pytest.fixture(scope="session")
-def burgers_file(tmp_path_factory):
-    """24 Burgers samples at n = 128, dataset seed 1."""
-    path = tmp_path_factory.mktemp("data") / "burgers.nc"
-    return generate("burgers", n_samples=24, resolution=128, seed=1, out=path, workers=0,
-                    progress=False)
-
-
-@pytest.fixture(scope="session")
-def darcy_file(tmp_path_factory):
-    """14 Darcy samples on the 29 x 29 node grid, dataset seed 1."""
-    path = tmp_path_factory.mktemp("data") / "darcy.nc"
-    return generate("darcy", n_samples=14, resolution=29, seed=1, out=path, workers=0,
-                    progress=False)
