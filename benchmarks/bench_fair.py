@@ -146,8 +146,9 @@ def main(argv: list[str]) -> int:
     runs = [one_run(r, d, max_samples=args.max_samples, reports=args.reports)
             for r, d in args.run]
     data = {"runs": runs, "notes": args.note, "record": record()}
-    js, md = write_results("fair", data, markdown(data))
-    print(markdown(data))
+    text = markdown(data)
+    js, md = write_results("fair", data, text)
+    print(text)
     print(f"wrote {js} and {md}")
     return 0
 

@@ -110,8 +110,9 @@ def main(argv: list[str]) -> int:
     data = {"samples": args.samples, "repeats": args.repeats,
             "darcy": darcy_rows(args.samples, args.repeats),
             "burgers": burgers_rows(args.samples, args.repeats), "record": record()}
-    js, md = write_results("rungs", data, markdown(data))
-    print(markdown(data))
+    text = markdown(data)
+    js, md = write_results("rungs", data, text)
+    print(text)
     print(f"wrote {js} and {md}")
     return 0
 

@@ -22,7 +22,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import DatasetError, InputError
-from ..files import atomic_path
+from ..files import atomic_path, open_for_reading
 from . import schema as S
 from .validation import validate
 
@@ -30,6 +30,7 @@ __all__ = [
     "CHUNK_BYTES",
     "as_storage_dtype",
     "check_target",
+    "is_netcdf_file",
     "load_dataset",
     "read_values",
     "reading",
@@ -42,6 +43,17 @@ __all__ = [
 CHUNK_BYTES = 1 << 20
 
 _DTYPES = ("float32", "float64")
+
+#: Signatures of netCDF classic / 64-bit offset / CDF-5 and netCDF-4 (HDF5) files.
+_NETCDF_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
+
+
+def is_netcdf_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` starts with a netCDF signature (classic, 64-bit offset, CDF-5 or
+    netCDF-4/HDF5), read from its first 8 bytes only; a path that is not a readable regular
+    file raises :class:`~neuralop_fem.errors.DatasetError`."""
+    with open_for_reading(path, what="a netCDF dataset", error=DatasetError) as fh:
+        return fh.read(8).startswith(_NETCDF_MAGIC)
 
 
 def as_storage_dtype(ds: xr.Dataset, dtype: str) -> xr.Dataset:

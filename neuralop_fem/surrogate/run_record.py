@@ -13,7 +13,6 @@ import torch
 
 from ..data.ood import OODReference, reference_from_dataset
 from ..errors import InputError
-from ..files import open_for_reading
 
 __all__ = ["load_operator", "lookup", "ood_from_provenance"]
 
@@ -40,10 +39,6 @@ def load_operator(path: Path, device: torch.device) -> tuple[torch.nn.Module, di
 
     operator, info = load_trained(path, map_location=device)
     return operator, dict(info)
-
-
-#: Signatures of netCDF classic / 64-bit offset / CDF-5 and netCDF-4 (HDF5) files.
-_NETCDF_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
 
 
 def ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | None:
@@ -73,15 +68,14 @@ def ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | No
 def _provenance_dataset(path: str, train: Any, problem: str) -> Any:
     """The dataset at ``path``, checked; a DatasetError says why it cannot serve."""
     from ..data import load_dataset
+    from ..data.io import is_netcdf_file
     from ..errors import DatasetError
 
     if train is not None and not (isinstance(train, list) and all(
             isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in train)):
         msg = "field `splits.train` of run.json is not a list of sample indices"
         raise DatasetError(msg)
-    with open_for_reading(path, what="a netCDF dataset", error=DatasetError) as fh:
-        magic = fh.read(8)
-    if not magic.startswith(_NETCDF_MAGIC):
+    if not is_netcdf_file(path):
         msg = f"{path}: not a netCDF file"
         raise DatasetError(msg)
     ds = load_dataset(path)

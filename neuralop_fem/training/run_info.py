@@ -272,9 +272,6 @@ def _check_agreement(info: dict[str, Any], source: Any) -> None:
             raise RunDirectoryError(str(exc)) from None
 
 
-_NETCDF_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
-
-
 def check_data_path(info: Mapping[str, Any], *, source: str | os.PathLike[str]) -> None:
     """Refuse a ``run.json`` whose ``data.path`` names an existing file that is not a dataset
     of the run's problem (another problem's file, or any other file: a tampered record).
@@ -288,7 +285,7 @@ def check_data_path(info: Mapping[str, Any], *, source: str | os.PathLike[str]) 
     """
     from solvers.problems import get_problem
 
-    from ..data.io import load_dataset
+    from ..data.io import is_netcdf_file, load_dataset
     from ..errors import DatasetError
 
     data = info.get("data")
@@ -300,9 +297,7 @@ def check_data_path(info: Mapping[str, Any], *, source: str | os.PathLike[str]) 
 
     why = None
     try:
-        with open_for_reading(path, what="a netCDF dataset", error=DatasetError) as fh:
-            magic = fh.read(8)
-        if not magic.startswith(_NETCDF_MAGIC):
+        if not is_netcdf_file(path):
             why = "which is not a netCDF file"
         else:
             with load_dataset(path) as ds:
