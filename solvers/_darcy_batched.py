@@ -133,15 +133,14 @@ def _sine_basis(m: int) -> tuple[Array, Array]:
 
 
 def _sine_transform(x: Array, q: Array) -> Array:
-    """``Q X Q`` for every sample of ``x`` (s, m, m): two matrix products over the batch.
+    """``Q X Q`` for every sample of ``x`` (s, m, m): two dense products per sample.
 
     On the grids where the batched solvers are used (``m`` below a few hundred) dense products
-    with the sine matrix beat the FFT-based DST (fewer, larger BLAS calls; ``2 m^3`` flops per
-    product and sample).
+    with the sine matrix beat the FFT-based DST (``2 m^3`` flops per product and sample, in
+    BLAS). One product per sample, not one over the stacked batch: a sample's answer must
+    not depend on the batch it is solved in (BLAS kernels round differently by shape).
     """
-    s, m, _ = x.shape
-    w = (x.reshape(s * m, m) @ q).reshape(s, m, m)  # along y: X Q
-    return np.matmul(q, w)  # along x: Q (X Q)
+    return np.matmul(np.matmul(q, x), q)
 
 
 def _dst_cg(ax: Array, ay: Array, b: Array, x0: Array, *, tol: float,
