@@ -49,9 +49,27 @@ def _blas_limit(threads: int | None) -> Any:
     """
     if threads is None:
         return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
+    return _thread_controller().limit(limits=threads)
 
-    return threadpool_limits(limits=threads)
+
+_CONTROLLER: list[Any] = []  # [(number of imported modules, ThreadpoolController)]
+
+
+def _thread_controller() -> Any:
+    """The process's ThreadpoolController, found again only after new imports.
+
+    Finding the loaded BLAS/OpenMP libraries scans the process's shared objects (about 3 ms,
+    more than a whole small solve); libraries are loaded by imports, so the scan is redone only
+    when the number of imported modules changed.
+    """
+    import sys
+
+    from threadpoolctl import ThreadpoolController
+
+    if not _CONTROLLER or _CONTROLLER[0][0] != len(sys.modules):
+        controller = ThreadpoolController()
+        _CONTROLLER[:] = [(len(sys.modules), controller)]
+    return _CONTROLLER[0][1]
 
 
 def _maxiter(solver: Any, n_unknowns: int) -> int:
