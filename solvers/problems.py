@@ -253,15 +253,17 @@ _DARCY = Problem(
     default_solver="fd", positive_input=True, zero_boundary_output=True, linear_system=True,
     benchmark_resolution=421, physics=("forcing",),
     linear_solvers=("gmg", "amg", "cg", "direct", "banded", "dst-cg"),
-    # FD on grids reachable from 421 (coefficient strided), banded Cholesky up to 61, then CG
-    # with the fast-Poisson preconditioner to 1e-6 (far below the discretisation error):
-    # errors 3.5e-2 (15) ... 1.1e-3 (211) against the 421 solution (benchmarks/bench_fair.py).
+    # FD on grids reachable from 421 (coefficient strided), banded Cholesky up to 22, then CG
+    # with the fast-Poisson preconditioner (the faster of the two from 29 up) to relative
+    # residual 1e-4: its algebraic error, about 4e-7, leaves the rung's error against the 421
+    # solution unchanged to four digits (benchmarks/bench_rungs.py), so a tighter tolerance
+    # would only cost time. Errors 3.5e-2 (15) ... 1.1e-3 (211) against the 421 solution.
     ladder_settings=tuple(
         ("fd", n, (("linear_solver", ls), ("tol", tol), ("batch_size", 64)),
          f"FD {n} x {n}, {ls}" + (f" tol {tol:g}" if ls != "banded" else ""))
-        for n, ls, tol in ((15, "banded", 1e-10), (22, "banded", 1e-10), (29, "banded", 1e-10),
-                           (43, "banded", 1e-10), (61, "banded", 1e-10), (85, "dst-cg", 1e-6),
-                           (106, "dst-cg", 1e-6), (141, "dst-cg", 1e-6), (211, "dst-cg", 1e-6))
+        for n, ls, tol in ((15, "banded", 1e-10), (22, "banded", 1e-10), (29, "dst-cg", 1e-4),
+                           (43, "dst-cg", 1e-4), (61, "dst-cg", 1e-4), (85, "dst-cg", 1e-4),
+                           (106, "dst-cg", 1e-4), (141, "dst-cg", 1e-4), (211, "dst-cg", 1e-4))
     ),
 )
 _DARCY_INVERSE = Problem(

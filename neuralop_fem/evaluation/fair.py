@@ -52,6 +52,7 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     ----------
     rungs
         The ladder (:func:`solvers.ladder.check_ladder` turns a list of solvers into one).
+        Each rung solves one sample untimed first (as the surrogate's timing warms up).
     fine_inputs : (n_samples, N[, N]) array
         Inputs on the finest grid available (each rung strides them to its grid).
     truth : (n_samples, n[, n]) array
@@ -93,7 +94,9 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     errors, times = np.empty((n_r, n_s)), np.empty((n_r, n_s))
     times1 = np.empty((n_r, n_s)) if batch_one else None
     for i, rung in enumerate(rungs):
-        try:
+        try:  # one untimed sample first: first-call set-up is not per-sample cost
+            run_rung(rung, fine_inputs[:1], n_out, problem=problem,
+                     noise_level=None if noise_level is None else noise_level[:1])
             answers, seconds = run_rung(rung, fine_inputs, n_out, problem=problem,
                                         noise_level=noise_level)
             if times1 is not None:  # per-call cost hardly varies: time a few samples only
