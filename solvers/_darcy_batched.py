@@ -9,7 +9,7 @@ methods here work on a whole batch of samples with array operations:
     Banded Cholesky (LAPACK ``pbtrf``/``pbtrs`` through :func:`scipy.linalg.solveh_banded`) of
     the block-diagonal system of the batch: ``m = n - 2`` interior nodes per side, half
     bandwidth ``m`` in the x-major order, cost ``O(m^4)`` per sample; exact to rounding.
-    Fastest below about ``n = 60``.
+    The faster of the two below about ``n = 29`` (``benchmarks/bench_rungs.py``).
 ``"dst-cg"``
     Matrix-free conjugate gradients vectorised over samples, preconditioned by the
     constant-coefficient fast Poisson solver (the discrete sine transform diagonalises the

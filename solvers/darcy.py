@@ -21,9 +21,9 @@ Linear solvers (``linear_solver``): ``"gmg"`` (default: CG preconditioned by a g
 multigrid V-cycle, fastest by measurement at the benchmark grids, see
 ``benchmarks/bench_darcy.py``), ``"amg"`` (CG + pyamg smoothed aggregation), ``"cg"`` (Jacobi
 CG) and ``"direct"`` (scipy SuperLU); for :class:`DarcyFDSolver` on small grids also the batched
-``"banded"`` (banded Cholesky, fastest below about 60 x 60) and ``"dst-cg"`` (CG preconditioned by
-the fast Poisson solver, vectorised over samples; see :mod:`solvers._darcy_batched` and
-``benchmarks/bench_rungs.py``).
+``"banded"`` (banded Cholesky, the faster below about 29 x 29) and ``"dst-cg"`` (CG
+preconditioned by the fast Poisson solver, vectorised over samples; see
+:mod:`solvers._darcy_batched` and ``benchmarks/bench_rungs.py``).
 Each solve stops at relative residual ``||b - A u|| / ||b|| <= tol`` (default ``1e-10``,
 far below the discretisation error) and raises :class:`~solvers.errors.ConvergenceError`
 naming the sample if it cannot.
