@@ -172,3 +172,25 @@ def test_worst_samples_show_solver_and_surrogate_on_one_colour_scale(monkeypatch
         solver, surrogate = panels[4 * row + 1], panels[4 * row + 2]
         assert solver.images[0].get_clim() == surrogate.images[0].get_clim()
     plt.close("all")
+
+
+def test_the_time_budget_stops_the_climb_and_the_verdict_becomes_a_lower_bound():
+    u0 = PeriodicGRF(128).sample(2, rng=np.random.default_rng(0))
+    truth = BurgersSpectralSolver().solve(u0)
+    rungs = BURGERS.ladder()[:3]
+    tiny = measure_ladder(rungs, u0, truth, problem=BURGERS, batch_one=False, budget_s=1e-9)
+    assert tiny["labels"] == [rungs[0].label]  # the first rung always runs
+    assert tiny["stopped"] == "budget"
+    assert tiny["skipped"] == [r.label for r in rungs[1:]]
+    free = measure_ladder(rungs, u0, truth, problem=BURGERS, batch_one=False, budget_s=1e6)
+    assert free["stopped"] is None
+    assert free["skipped"] == []
+    placed = place(tiny, np.array([1e-12, 1e-12]), 1e-6)  # far more accurate than rung 0
+    assert placed["status"] == "at least the finest rung measured"
+    assert placed["solver_time"] == pytest.approx(tiny["time"].mean())
+    assert placed["speedup"] == pytest.approx(tiny["time"].mean() / 1e-6)
+    text = verdict_sentence(placed, where="on this CPU (1 thread)")
+    assert "at least" in text
+    assert rungs[0].label in text
+    with pytest.raises(InputError, match="budget_s"):
+        measure_ladder(rungs, u0, truth, problem=BURGERS, budget_s=0.0)

@@ -65,6 +65,23 @@ def test_no_ladder_gives_the_old_comparison(run_dir, tmp_path):
     assert "At equal accuracy" not in proc.stdout
 
 
+def test_the_ladder_budget_is_recorded_and_a_bad_one_is_one_line(run_dir, tmp_path):
+    proc = _compare(str(run_dir), "--data", str(run_dir.parent / "b.nc"), "--out",
+                    str(tmp_path / "rep"), "--indices", "0:3", "--ladder-budget", "3")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ds = xr.open_dataset(tmp_path / "rep" / "comparison.nc")
+    ref = float(ds["reference_time"].sum())
+    assert ds.attrs["fair_ladder_budget_s"] == pytest.approx(3 * ref)
+    assert ds.attrs["fair_ladder_seconds"] > 0
+    ds.close()
+    bad = _compare(str(run_dir), "--data", str(run_dir.parent / "b.nc"), "--out",
+                   str(tmp_path / "rep2"), "--ladder-budget", "-1")
+    assert bad.returncode == 2
+    assert "--ladder-budget" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
 def test_a_users_ladder_of_another_problem_is_refused(run_dir, tmp_path):
     with pytest.raises(InputError, match="solves 'darcy'; the comparison is of 'burgers'"):
         compare_run(run_dir, data=run_dir.parent / "b.nc", out=tmp_path / "rep",

@@ -73,10 +73,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "front of the problem's solver ladder, against the dataset's stored "
                         "solutions, or its true coefficient for inverse runs); only the "
                         "reference solver is compared")
+    p.add_argument("--ladder-budget", dest="ladder_budget", type=_budget, default=2.0,
+                   metavar="FACTOR",
+                   help="time the ladder's climb may take, as a multiple of the reference "
+                        "solves (default 2; 'none': no limit); a surrogate more accurate than "
+                        "every rung measured within it gets a lower bound on its speed-up")
     p.add_argument("--device", type=device, default=None,
                    help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the report an earlier run wrote in REPORT_DIR")
+
+
+def _budget(text: str) -> float | None:
+    """``--ladder-budget``: a positive factor, or 'none'."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value != float("inf")):
+        msg = f"expected a positive number or 'none'; got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -103,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
             args.run_dir, data=args.data, out=args.out, indices=args.indices, solver=args.solver,
             linear_solver=args.linear_solver, maxiter=args.maxiter, max_samples=args.max_samples,
             warm_start=args.warm_start, snap_warm_start=args.snap_warm_start, device=args.device,
-            ladder=args.ladder,
+            ladder=args.ladder, ladder_budget=args.ladder_budget,
         )
     logging.getLogger("neuralop_fem").info("report written to %s", args.out)
     print(result["text"], end="")

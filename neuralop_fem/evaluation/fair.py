@@ -22,6 +22,7 @@ The spread over samples comes from placing each sample's error on its own rung e
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,8 @@ _BATCH1_SAMPLES = 4
 def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, problem: Problem,
                    batch_one: bool = True, workers: int = 1,
                    bracket: tuple[float, float] | None = None,
-                   noise_level: Array | None = None) -> dict[str, Any]:
+                   noise_level: Array | None = None,
+                   budget_s: float | None = None) -> dict[str, Any]:
     """Errors and times of every rung on the same samples.
 
     Parameters
@@ -73,12 +75,19 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     noise_level : (n_samples,) array, optional
         Relative noise level of each sample's observations (inverse problems: each rung's
         discrepancy principle; :func:`solvers.ladder.run_rung`).
+    budget_s
+        Wall seconds the one-thread climb may take (warm-up, timed batch and batch-1 timings
+        of every rung; the all-cores pass is extra). Before each rung after the first, its
+        cost is predicted from the last rung's cost times the growth between the last two
+        (at least 1); the climb stops when that would pass the budget. None: no limit.
 
     Returns
     -------
     dict with ``labels`` (list, the rungs measured), ``skipped`` (labels of the rungs above
-    the bracket, not run), ``rel_l2`` (rung, sample), ``time`` (rung, sample) seconds at
-    the largest batch on one thread, ``time_batch1`` (rung, sample) or None,
+    the bracket or the budget, not run), ``stopped`` (``"bracket"``, ``"budget"`` or None:
+    why the climb ended early), ``seconds`` (wall time of the climb), ``rel_l2`` (rung,
+    sample), ``time`` (rung, sample) seconds at the largest batch on one thread,
+    ``time_batch1`` (rung, sample) or None,
     ``time_all_cores`` (rung, sample; each sample the pool's time per sample) or None and
     ``workers``.
 
@@ -93,7 +102,20 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     n_r, n_s = len(rungs), len(truth)
     errors, times = np.empty((n_r, n_s)), np.empty((n_r, n_s))
     times1 = np.empty((n_r, n_s)) if batch_one else None
+    if budget_s is not None and not budget_s > 0:
+        msg = f"`budget_s` must be a positive number of seconds or None; got {budget_s!r}."
+        raise InputError(msg)
+    costs: list[float] = []
+    stopped: str | None = None
+    start = time.perf_counter()
+    measured = 0
     for i, rung in enumerate(rungs):
+        if budget_s is not None and costs:
+            growth = max(1.0, costs[-1] / costs[-2]) if len(costs) > 1 else 1.0
+            if time.perf_counter() - start + costs[-1] * growth > budget_s:
+                stopped = "budget"
+                break
+        began = time.perf_counter()
         try:  # one untimed sample first: first-call set-up is not per-sample cost
             run_rung(rung, fine_inputs[:1], n_out, problem=problem,
                      noise_level=None if noise_level is None else noise_level[:1])
@@ -114,9 +136,12 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
             raise InputError(msg)
         errors[i] = relative_l2(answers, truth)
         times[i] = seconds
+        costs.append(time.perf_counter() - began)
+        measured = i + 1
         if bracket is not None and errors[i].mean() < bracket[0] and seconds.mean() > bracket[1]:
+            stopped = "bracket" if measured < n_r else None
             break
-    measured = i + 1
+    climb = time.perf_counter() - start
     skipped = [r.label for r in rungs[measured:]]
     rungs, errors, times = rungs[:measured], errors[:measured], times[:measured]
     times1 = None if times1 is None else times1[:measured]
@@ -125,8 +150,8 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
         per = pool_times(rungs, fine_inputs, n_out, problem=problem, workers=workers,
                          noise_level=noise_level)
         pooled = np.repeat(per[:, None], n_s, axis=1)
-    return {"labels": [r.label for r in rungs], "skipped": skipped, "rel_l2": errors,
-            "time": times,
+    return {"labels": [r.label for r in rungs], "skipped": skipped, "stopped": stopped,
+            "seconds": climb, "budget_s": budget_s, "rel_l2": errors, "time": times,
             "time_batch1": times1, "time_all_cores": pooled, "workers": int(workers)}
 
 
@@ -184,9 +209,12 @@ def place(ladder: dict[str, Any], sur_errors: Array, sur_time: float, *,
     Returns
     -------
     dict: ``front`` (rung indices), ``error`` (surrogate mean), ``status`` (``"interpolated"``,
-    ``"a rung"``, ``"at most the cheapest rung"`` or ``"more accurate than every rung"``),
-    ``solver_time`` at equal accuracy (NaN when more accurate than every rung), ``speedup``
-    (solver time / surrogate time; for ``"at most the cheapest rung"`` an upper bound),
+    ``"a rung"``, ``"at most the cheapest rung"``, ``"more accurate than every rung"`` or,
+    when the climb stopped at its time budget below the surrogate's accuracy, ``"at least
+    the finest rung measured"``), ``solver_time`` at equal accuracy (NaN when more accurate
+    than every rung; a lower bound, the slowest measured rung's time, when the budget stopped
+    the climb: finer rungs cost more), ``speedup`` (solver time / surrogate time; for ``"at
+    most the cheapest rung"`` an upper bound, for ``"at least ..."`` a lower bound),
     ``speedup_p10``/``_median``/``_p90`` over samples, ``bracket`` (labels of the rungs used),
     ``equal_cost_rung`` (label or None) and ``equal_cost_error``.
     """
@@ -208,6 +236,8 @@ def place(ladder: dict[str, Any], sur_errors: Array, sur_time: float, *,
     err = float(np.mean(sur_errors))
     solver_time, status = _time_at_error(err, fe, ft)
     labels = ladder["labels"]
+    if status == "more accurate than every rung" and ladder.get("stopped") == "budget":
+        status, solver_time = "at least the finest rung measured", float(mean_time.max())
     j = int(np.searchsorted(-fe, -err, side="left"))
     j = min(j, len(front) - 1)
     if status == "interpolated":
@@ -216,6 +246,8 @@ def place(ladder: dict[str, Any], sur_errors: Array, sur_time: float, *,
         bracket = [labels[front[j]]]
     elif status == "at most the cheapest rung":
         bracket = [labels[front[0]]]
+    elif status == "at least the finest rung measured":
+        bracket = [labels[int(np.argmax(mean_time))]]
     else:
         bracket = []
     per_sample = []
@@ -252,6 +284,12 @@ def verdict_sentence(placed: dict[str, Any], *, where: str, solver: str = "the s
                 f"its speed with ({where}); add finer rungs for a speed-up.")
     ms = 1e3 * placed["solver_time"]
     speed = placed["speedup"]
+    if status == "at least the finest rung measured":
+        fast = f"{speed:.2g}x as fast" if speed < 1 else f"{speed:.2g}x faster"
+        return (f"The surrogate (rel. L2 {err:.2g}) is more accurate than every rung measured "
+                f"within the ladder's time budget; finer rungs cost more than the slowest "
+                f"measured ({placed['bracket'][0]}, {ms:.3g} ms per sample), so at equal "
+                f"accuracy the surrogate is at least {fast} {where}.")
     spread = (f" (samples: {placed['speedup_p10']:.2g}-{placed['speedup_p90']:.2g}x, 10-90 %)"
               if np.isfinite(placed["speedup_p10"]) and status != "at most the cheapest rung"
               else "")
@@ -329,6 +367,10 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
                                    else "" if value is None else value)
     ds.attrs["fair_where"] = where
     ds.attrs["fair_skipped_rungs"] = " | ".join(ladder.get("skipped", []))
+    ds.attrs["fair_stopped"] = ladder.get("stopped") or ""
+    ds.attrs["fair_ladder_seconds"] = float(ladder.get("seconds", np.nan))
+    if ladder.get("budget_s") is not None:
+        ds.attrs["fair_ladder_budget_s"] = float(ladder["budget_s"])
     ds.attrs["fair_truth"] = truth
     ds.attrs["verdict"] = verdict_sentence(placed, where=where, solver=solver)
     if ladder.get("time_batch1") is not None and sur_timing.get("time_batch1"):

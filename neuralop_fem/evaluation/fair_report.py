@@ -39,8 +39,12 @@ def ladder_lines(ds: xr.Dataset) -> list[str]:
                  f"{np.percentile(tr, 90):.1e} | {1e3 * a['fair_surrogate_time']:.3g} | "
                  f"{1e3 * a.get('fair_batch1_surrogate_time', np.nan):.3g} |")
     if a.get("fair_skipped_rungs"):
-        lines += ["", f"Not run (a rung both more accurate and slower than the surrogate already "
-                      f"decides both placements): {a['fair_skipped_rungs']}."]
+        why = ("the climb had used its time budget of "
+               f"{a.get('fair_ladder_budget_s', np.nan):.3g} s"
+               if a.get("fair_stopped") == "budget" else
+               "a rung both more accurate and slower than the surrogate already decides both "
+               "placements")
+        lines += ["", f"Not run ({why}): {a['fair_skipped_rungs']}."]
     cost = a.get("fair_equal_cost_rung") or ""
     lines += ["", ("At equal cost: " + (f"the best rung within the surrogate's time is {cost} "
                                          f"(rel. L2 {fmt(a['fair_equal_cost_error'])})."

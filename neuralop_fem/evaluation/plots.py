@@ -138,7 +138,8 @@ def accuracy_vs_cost(ds: xr.Dataset, path: Path, plt: ModuleType) -> Path:
         ax.set_ylabel("relative L2 error against the dataset's solutions (dimensionless)")
         speed, status = ds.attrs.get("fair_speedup", np.nan), ds.attrs.get("fair_status", "")
         head = ("more accurate than every rung" if status == "more accurate than every rung"
-                else f"{'at most ' if status.startswith('at most') else ''}{speed:.2g}x "
+                else f"{status.split(' the ')[0] + ' ' if status.startswith('at ') else ''}"
+                     f"{speed:.2g}x "
                      "the solver's speed at equal accuracy")
         title = f"accuracy against cost: {cand} is {head}"
     else:

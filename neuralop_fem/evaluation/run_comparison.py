@@ -93,7 +93,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                 maxiter: int | None = None, max_samples: int | None = 64, warm_start: bool = True,
                 snap_warm_start: bool = False,
                 device: str | torch.device | None = None, ladder: object = True,
-                timing_repeats: int = 1, workers: int | None = None) -> dict[str, Any]:
+                timing_repeats: int = 1, workers: int | None = None,
+                ladder_budget: float | None = 2.0) -> dict[str, Any]:
     """Load the run, select samples of ``data``, compare, and write the report into ``out``.
 
     The dataset's inputs are strided to the model grid when the file is finer (as in
@@ -120,6 +121,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     model grid, with the same per-sample noise levels, and every answer (the surrogate's too)
     is scored by the comparison's ``rel_l2``: the coefficient error against the dataset's
     true coefficient on the observation (model) grid, coarse answers interpolated bilinearly.
+    ``ladder_budget`` caps the ladder's one-thread climb at that many times the reference
+    solves' total time (default 2; None: no cap); a surrogate more accurate than every rung
+    measured within the cap gets a lower bound on its speed-up (status "at least the finest
+    rung measured").
 
     Returns
     -------
@@ -131,6 +136,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     from .run_evaluation import parse_indices
 
     max_samples = check_optional_int(max_samples, name="max_samples", minimum=1)
+    if ladder_budget is not None and not (isinstance(ladder_budget, (int, float))
+                                          and ladder_budget > 0):
+        msg = f"`ladder_budget` must be a positive factor or None; got {ladder_budget!r}."
+        raise InputError(msg)
     sur = Surrogate.load(run_dir, device=device)
     problem = get_problem(sur.problem)
     if snap_warm_start and not problem.inverse:
@@ -157,7 +166,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                          warm_start=warm_start, keep_fields=True, warm_phases=phases)
         if ladder is not False:
             _fair_inverse(result, problem, reference, sur, inputs, ladder,
-                          workers=(os.cpu_count() or 1) if workers is None else int(workers))
+                          workers=(os.cpu_count() or 1) if workers is None else int(workers),
+                          ladder_budget=ladder_budget)
     else:
         with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
             inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
@@ -167,7 +177,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
             _repeat_timings(result, reference, sur, inputs, timing_repeats)
         if ladder is not False:
             _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder,
-                  workers=(os.cpu_count() or 1) if workers is None else int(workers))
+                  workers=(os.cpu_count() or 1) if workers is None else int(workers),
+                  ladder_budget=ladder_budget)
     result.attrs.update(run_dir=os.fspath(Path(run_dir).resolve()), data=os.fspath(data),
                         model_resolution=sur.resolution, file_resolution=n_file,
                         validation_error=sur.validation_error, test_error=sur.test_error)
@@ -197,9 +208,18 @@ def _repeat_timings(result: xr.Dataset, reference: Solver, sur: Surrogate, input
                         candidate_time_median=float(speed["candidate_time"].median()))
 
 
+def _budget(result: xr.Dataset, factor: float | None) -> float | None:
+    """The ladder's time budget: ``factor`` times the reference solves' total time (seconds;
+    None without a factor or a finite reference time)."""
+    if factor is None or "reference_time" not in result:
+        return None
+    total = float(np.nansum(result["reference_time"].values))
+    return factor * total if total > 0 else None
+
+
 def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[str, slice],
           problem: Any, reference: Solver, sur: Surrogate, inputs: Any, ladder: object, *,
-          workers: int) -> None:
+          workers: int, ladder_budget: float | None) -> None:
     """The ladder, its front and the surrogate's place on it, added to ``result``."""
 
     from ..data.io import reading
@@ -221,7 +241,8 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
             sur.device, threads=every["threads"], workers=workers))
     errors = relative_l2(np.asarray(result["candidate"].values), truth)
     ladder_result = measure_ladder(rungs, fine, truth, problem=problem, workers=workers,
-                                   bracket=(float(errors.mean()), timing["time"]))
+                                   bracket=(float(errors.mean()), timing["time"]),
+                                   budget_s=_budget(result, ladder_budget))
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1))
 
 
@@ -244,7 +265,8 @@ def _unguarded_script() -> int | None:
 
 
 def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surrogate,
-                  inputs: Any, ladder: object, *, workers: int) -> None:
+                  inputs: Any, ladder: object, *, workers: int,
+                  ladder_budget: float | None) -> None:
     """The inverse problem's ladder and verdict, added to ``result``: the inversions of the
     comparison's observations, scored like the comparison's ``rel_l2``."""
 
@@ -265,7 +287,7 @@ def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surr
             sur.device, threads=every["threads"], workers=workers))
     ladder_result = measure_ladder(rungs, values, truth, problem=problem, workers=workers,
                                    bracket=(float(errors.mean()), timing["time"]),
-                                   noise_level=levels)
+                                   noise_level=levels, budget_s=_budget(result, ladder_budget))
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1),
                 solver="the classical inversion",
                 truth="the dataset's true coefficient on the observation grid")
