@@ -70,5 +70,6 @@ def describe_grid(grid: str, n: int, ndim: int = 1) -> str:
     side = " x ".join([str(n)] * ndim)
     what = {"nodes": "nodes", "periodic": "points", "cell-centred": "cells",
             "half-open": "points"}[grid]
-    formula = GRID_CONVENTIONS[grid].replace("(n-1)", f"{n - 1}").replace("/n", f"/{n}")
+    formula = (GRID_CONVENTIONS[grid].replace("0..n-1", f"0..{n - 1}")
+               .replace("(n-1)", f"{n - 1}").replace("/n", f"/{n}"))
     return f"{side} {what}, {formula}"

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from solvers.grids import describe_grid, grid_coordinates, grid_spacing
 from solvers.problems import get_problem
 
-from ..errors import DatasetError
+from ..errors import DatasetError, InputError
 from .names import GRID
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "grid_coordinates",
     "grid_solver_name",
     "grid_spacing",
+    "grid_stride",
     "problem_grids",
     "reachable",
     "zero_boundary",
@@ -93,3 +94,19 @@ def reachable(grid: str, n_full: int) -> list[int]:
     if grid == "cell-centred":
         return [n_full]
     return [n for n in range(1, n_full + 1) if n_full % n == 0]
+
+
+def grid_stride(grid: str, n_full: int, n: int) -> int:
+    """The stride that takes ``n_full`` points of ``grid`` to ``n`` points.
+
+    Raises
+    ------
+    InputError
+        ``n`` is not :func:`reachable`; the message lists the reachable resolutions.
+    """
+    valid = reachable(grid, n_full)
+    if n not in valid:
+        msg = (f"`resolution` must be reachable from {n_full} by strided subsampling on the "
+               f"{grid} grid: one of {valid}; got {n}.")
+        raise InputError(msg)
+    return (n_full - 1) // (n - 1) if grid == "nodes" else n_full // n
