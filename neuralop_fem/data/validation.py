@@ -224,7 +224,8 @@ def _check_coords(ds: xr.Dataset, problem: str, source: str) -> None:
         # 1e-12 absolute: the grid is i/n, i/(n-1) or (i + 1/2)/n computed in float64, exact
         # to ~1e-16.
         if not np.allclose(values, want, rtol=0.0, atol=1e-12):
-            what = spec.describe_grid(n) if grid == spec.grid else describe_grid(grid, n)
+            what = (spec.describe_grid(n) if grid == spec.grid
+                    else describe_grid(grid, n, spec.ndim))
             raise _fail(source, f"coordinate `{name}` must be the uniform grid of {what}.")
     sizes = {ds.sizes[d] for d in spatial}
     if len(sizes) > 1:
