@@ -117,7 +117,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _add_like(parser: argparse.ArgumentParser, problem: str) -> None:
-    from ..data.peers.presets import PEER_PRESETS
+    from ..peer_presets import PEER_PRESETS
 
     presets = {k: p for k, p in PEER_PRESETS.items() if p.problem == problem}
     listing = "; ".join(f"{k}: {p.summary}" for k, p in presets.items())
@@ -131,7 +131,7 @@ def _apply_like(args: argparse.Namespace, base: Any) -> Any:
     name = getattr(args, "like", None)
     if name is None:
         return base
-    from ..data.peers.presets import get_preset
+    from ..peer_presets import get_preset
 
     preset = get_preset(name, args.problem)
     if args.resolution is None and args.append is None:

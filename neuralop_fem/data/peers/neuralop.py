@@ -35,6 +35,7 @@ import xarray as xr
 from solvers.problems import get_problem
 
 from ...errors import DatasetError, InputError
+from ...peer_presets import NEURALOP_PHASE_VALUES
 from .. import schema as S
 from ._common import Field, build_dataset, check_physics, grid_convention, trajectory_of
 from .safe_torch import load_plain
@@ -44,7 +45,8 @@ __all__ = ["DEFAULT_PHASE_VALUES", "export_neuralop", "import_neuralop", "read_n
 #: Coefficient values given to the True and False phases of a boolean ``x``. Their ratio, 20,
 #: matched the labels of neuraloperator's 16 x 16 set best among 5, 10, 20, 50 and 1000 when
 #: solved with this package's solver (docs/data_from_other_tools.md); their forcing is unknown.
-DEFAULT_PHASE_VALUES = (1.0, 0.05)
+#: The same values as ``generate --like neuralop-darcy`` (:mod:`neuralop_fem.peer_presets`).
+DEFAULT_PHASE_VALUES = NEURALOP_PHASE_VALUES
 
 #: Accepted (input, output) key pairs, newest first.
 KEYS = (("x", "y"), ("input", "output"))

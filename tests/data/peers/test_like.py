@@ -17,8 +17,8 @@ import torch
 from neuralop_fem.cli import main
 from neuralop_fem.data import load_dataset
 from neuralop_fem.data.peers.neuralop import DEFAULT_PHASE_VALUES
-from neuralop_fem.data.peers.presets import PEER_PRESETS, get_preset, like_config
 from neuralop_fem.errors import ConfigError
+from neuralop_fem.peer_presets import PEER_PRESETS, get_preset, like_config
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -128,3 +128,17 @@ def test_cell_centred_file_trains_evaluates_and_compares(tmp_path):
     assert "rel. L2" in _cli(tmp_path, "evaluate", "run", "--data", "c.nc")
     _cli(tmp_path, "compare", "run", "--data", "c.nc", "--out", "report")
     assert "DarcyCellFDSolver" in (tmp_path / "report" / "summary.md").read_text()
+
+
+def test_generate_help_lists_the_presets_without_importing_xarray(tmp_path):
+    code = ("import sys\nfrom neuralop_fem.cli import main\n"
+            "try:\n    main(['generate', 'darcy', '--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('torch', 'dask', 'xarray') if m in sys.modules))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    flat = "".join(proc.stdout.split())  # argparse wraps lines at hyphens
+    for name in PEER_PRESETS:
+        assert f"{name}:" in flat

@@ -1,5 +1,8 @@
 """Generation presets that make other tools' kinds of data with this package's solvers.
 
+A table of plain values (this module imports nothing heavy, so the command line lists the
+presets in ``--help`` without importing xarray).
+
 ``neuralop-fem generate darcy --like NAME`` (or :func:`like_config` in Python) takes the grid,
 resolution and physics of a peer's dataset from a :class:`PeerPreset`; options given beside it
 override the preset. The data are this package's (GRF coefficient, verified solver, seeds and
@@ -7,11 +10,11 @@ provenance); ``neuralop-fem export --format FORMAT`` then writes them in the pee
 
 * ``neuralop-darcy``: neuraloperator's small Darcy set (``darcy_{train,test}_{16,32}.pt``):
   points ``x_i = i/n`` (their grid embedding), ``n = 16``; two phases, the True phase 1 and
-  the False phase 0.05 (:data:`~neuralop_fem.data.peers.neuralop.DEFAULT_PHASE_VALUES`), so
-  that export writes their boolean ``x``; forcing 2.5. Their files record neither the phase
-  values nor the forcing: the ratio 20 and the forcing 2.5 (times the high phase) fit their
-  16 x 16 labels best (``benchmarks/results/neuralop_phases.md``). ``--resolution 32`` gives
-  their test grid.
+  the False phase 0.05 (:data:`NEURALOP_PHASE_VALUES`, the phases an import gives their
+  booleans by default), so that export writes their boolean ``x``; forcing 2.5. Their files
+  record neither the phase values nor the forcing: the ratio 20 and the forcing 2.5 (times
+  the high phase) fit their 16 x 16 labels best (``benchmarks/results/neuralop_phases.md``).
+  ``--resolution 32`` gives their test grid.
 * ``pdebench-darcy``: PDEBench's 2D Darcy files (``2D_DarcyFlow_beta{beta}_Train.hdf5``):
   ``128 x 128`` cell centres ``(i + 1/2)/n``, coefficient values 1 and 0.1, forcing
   ``beta = 1`` (``--forcing`` gives another beta: they publish 0.01 to 100).
@@ -28,10 +31,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from ...errors import ConfigError
-from .neuralop import DEFAULT_PHASE_VALUES
+__all__ = ["NEURALOP_PHASE_VALUES", "PEER_PRESETS", "PeerPreset", "get_preset", "like_config"]
 
-__all__ = ["PEER_PRESETS", "PeerPreset", "get_preset", "like_config"]
+#: Coefficient values of the True and False phases of neuraloperator's boolean Darcy ``x``:
+#: their ratio, 20, matched the labels of their 16 x 16 set best among 5, 10, 20, 50 and 1000
+#: (``benchmarks/results/neuralop_phases.md``); their files do not record them.
+NEURALOP_PHASE_VALUES = (1.0, 0.05)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,7 +70,7 @@ class PeerPreset:
     summary: str
 
 
-_HIGH, _LOW = DEFAULT_PHASE_VALUES
+_HIGH, _LOW = NEURALOP_PHASE_VALUES
 
 #: Every preset by name (read-only).
 PEER_PRESETS: Mapping[str, PeerPreset] = MappingProxyType({p.name: p for p in (
@@ -88,6 +93,8 @@ def get_preset(name: str, problem: str | None = None) -> PeerPreset:
     """The preset ``name`` (of ``problem`` when given); the error lists the valid names."""
     valid = [k for k, p in PEER_PRESETS.items() if problem is None or p.problem == problem]
     if name not in valid:
+        from .errors import ConfigError
+
         msg = f"`like` must be one of {', '.join(map(repr, valid))}; got {name!r}."
         raise ConfigError(msg)
     return PEER_PRESETS[name]
@@ -108,7 +115,7 @@ def like_config(name: str, overrides: Mapping[str, Any] | None = None) -> tuple[
     >>> config.grid, config.contrast_low, config.forcing, n
     ('cell-centred', 0.1, 0.1, 128)
     """
-    from ..generation import config_class
+    from .data.generation import config_class
 
     preset = get_preset(name)
     base = config_class(preset.problem)()
