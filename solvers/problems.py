@@ -25,6 +25,9 @@ Grids
   reachable when ``(n_full - 1) % (n - 1) == 0`` (stride ``(n_full - 1) // (n - 1)``:
   421 -> 211 -> 141 -> 85).
 
+Darcy datasets may also use the other grids of :mod:`solvers.grids` (cell centres,
+``x_i = i/n``), each solved by the solver :attr:`Problem.grid_solvers` names.
+
 A new problem is one entry of :data:`PROBLEMS`.
 """
 

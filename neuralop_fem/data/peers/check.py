@@ -144,8 +144,9 @@ def check_labels(ds: xr.Dataset, *, refinements: tuple[int, ...] = (1, 2, 4),
         msg = f"`refinements` must be integers >= 1; got {refinements!r}."
         raise InputError(msg)
     part = ds.isel(sample=slice(None, samples))
-    inputs = np.asarray(part[spec.input_name].values, dtype=np.float64)
-    labels = np.asarray(part[spec.output_name].values, dtype=np.float64)
+    order = ("sample", *spec.dims)  # by name, whatever the order on disk
+    inputs = np.asarray(part[spec.input_name].transpose(*order).values, dtype=np.float64)
+    labels = np.asarray(part[spec.output_name].transpose(*order).values, dtype=np.float64)
     convention = spec.grid
     if not spec.periodic:
         axis = _axis(part, spec.dims[0])
