@@ -7,6 +7,9 @@ numpy, scipy and scikit-fem only: importing :mod:`solvers` never imports torch.
 - :mod:`solvers.burgers`: :class:`BurgersSpectralSolver` (ETDRK4), :class:`BurgersFDSolver`
 - :mod:`solvers.darcy`: :class:`DarcyFDSolver` (5-point), :class:`DarcyFEMSolver`
   (P1/Q1, scikit-fem)
+- :mod:`solvers.darcy_grids`: :class:`DarcyCellFDSolver` (cell centres, PDEBench's grid),
+  :class:`DarcyHalfOpenFDSolver` (``x_i = i/n``, neuraloperator's); :mod:`solvers.grids` names
+  the grid conventions
 - :mod:`solvers.darcy_inverse`: :class:`DarcyInverseSolver` (coefficient from the solution:
   adjoint gradient, smoothed TV on ``log a``, L-BFGS-B, discrepancy principle)
 - :mod:`solvers.exact`: Cole-Hopf Burgers and manufactured Darcy solutions
@@ -24,6 +27,7 @@ from __future__ import annotations
 from .burgers import BurgersFDSolver, BurgersSpectralSolver
 from .contract import Solver, SolveReport
 from .darcy import DarcyFDSolver, DarcyFEMSolver
+from .darcy_grids import DarcyCellFDSolver, DarcyHalfOpenFDSolver
 from .darcy_inverse import DarcyInverseSolver, InverseSolveReport
 from .errors import ConvergenceError, ConvergenceWarning, InputError, NeuralopFemError, ShapeError
 from .grf import NeumannGRF, PeriodicGRF, sample_seeds, threshold
@@ -34,8 +38,10 @@ __all__ = [
     "BurgersSpectralSolver",
     "ConvergenceError",
     "ConvergenceWarning",
+    "DarcyCellFDSolver",
     "DarcyFDSolver",
     "DarcyFEMSolver",
+    "DarcyHalfOpenFDSolver",
     "DarcyInverseSolver",
     "InputError",
     "InverseSolveReport",

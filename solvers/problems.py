@@ -25,6 +25,9 @@ Grids
   reachable when ``(n_full - 1) % (n - 1) == 0`` (stride ``(n_full - 1) // (n - 1)``:
   421 -> 211 -> 141 -> 85).
 
+Darcy datasets may also use the other grids of :mod:`solvers.grids` (cell centres,
+``x_i = i/n``), each solved by the solver :attr:`Problem.grid_solvers` names.
+
 A new problem is one entry of :data:`PROBLEMS`.
 """
 
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -99,6 +102,10 @@ class Problem:
         ``"amg"``, ``"cg"``, ``"direct"``), the default first; empty when they take none. The
         inverse problem has them although ``linear_system`` is False: each inversion does many
         linear solves.
+    grid_solvers
+        The other grid conventions (:mod:`solvers.grids`) its datasets may use, each with the
+        short name of the solver that solves on it (Darcy: ``"cell-centred"`` -> ``"fd-cells"``,
+        ``"half-open"`` -> ``"fd-half-open"``); empty when the problem has only :attr:`grid`.
     """
 
     name: str
@@ -117,6 +124,7 @@ class Problem:
     physics: tuple[str, ...] = ()
     ladder_settings: tuple[tuple[str, int, tuple[tuple[str, object], ...], str], ...] = ()
     linear_solvers: tuple[str, ...] = ()
+    grid_solvers: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.grid not in GRIDS:
@@ -127,6 +135,11 @@ class Problem:
                    f"{self.default_solver!r}.")
             raise InputError(msg)
         object.__setattr__(self, "solvers", MappingProxyType(dict(self.solvers)))
+        unknown = {k: v for k, v in self.grid_solvers.items() if v not in self.solvers}
+        if unknown:
+            msg = f"`grid_solvers` must name solvers of {sorted(self.solvers)}; got {unknown}."
+            raise InputError(msg)
+        object.__setattr__(self, "grid_solvers", MappingProxyType(dict(self.grid_solvers)))
 
     # -- grids ----------------------------------------------------------------------------
     @property
@@ -249,10 +262,13 @@ _DARCY = Problem(
     name="darcy",
     summary="a -> u of -div(a grad u) = f on [0, 1]^2, u = 0 on the boundary",
     input_name="a", output_name="u", dims=("x", "y"), grid="nodes", data_problem="darcy",
-    solvers={"fd": "darcy:DarcyFDSolver", "fem": "darcy:DarcyFEMSolver"},
+    solvers={"fd": "darcy:DarcyFDSolver", "fem": "darcy:DarcyFEMSolver",
+             "fd-cells": "darcy_grids:DarcyCellFDSolver",
+             "fd-half-open": "darcy_grids:DarcyHalfOpenFDSolver"},
     default_solver="fd", positive_input=True, zero_boundary_output=True, linear_system=True,
     benchmark_resolution=421, physics=("forcing",),
     linear_solvers=("gmg", "amg", "cg", "direct", "banded", "dst-cg"),
+    grid_solvers={"cell-centred": "fd-cells", "half-open": "fd-half-open"},
     # FD on grids reachable from 421 (coefficient strided), banded Cholesky up to 22, then CG
     # with the fast-Poisson preconditioner (the faster of the two from 29 up) to relative
     # residual 1e-4: its algebraic error, 5e-7 to 2e-6, leaves the rung's error against the 421

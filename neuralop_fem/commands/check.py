@@ -56,12 +56,13 @@ def run(args: argparse.Namespace) -> int:
         result = check_labels(ds, refinements=args.refine, samples=args.samples)
     lines = [f"{args.file.name}: {result['solver']} on {result['samples']} samples against "
              "the stored labels (relative L2)",
-             f"{'grid':>8}{'mean':>12}{'median':>12}{'max':>12}"]
+             f"{result['grid']:>8}{'mean':>12}{'median':>12}{'max':>12}"]
     for row in result["rows"]:
         s = row["rel_l2"]
         lines.append(f"{row['grid']:>8}{s['mean']:>12.4e}{s['median']:>12.4e}{s['max']:>12.4e}")
     agree = result["agree_at"]
-    lines.append(f"closest from grid {agree['grid']} on (mean {agree['mean_rel_l2']:.4e})")
+    lines.append(f"closest from grid {agree['grid']} ({result['grid']} per side) on (mean "
+                 f"{agree['mean_rel_l2']:.4e})")
     sys.stdout.write("\n".join(lines) + "\n")
     if args.out is not None:
         from ..files import write_json_atomic

@@ -51,6 +51,8 @@ _DARCY = (
     ("linear_solver", str, "'gmg' (CG + geometric multigrid, default), 'amg', 'cg' or 'direct'"),
     ("tol", float, "relative residual tolerance of iterative solves (default 1e-10)"),
     ("maxiter", int_range(1), "iteration limit of iterative solves (default: the solver's)"),
+    ("grid", str, "grid of the stored fields: 'nodes' (x_i = i/(n-1), default), 'cell-centred' "
+                  "((i + 1/2)/n, PDEBench's) or 'half-open' (i/n, neuraloperator's)"),
 )
 
 
@@ -110,7 +112,31 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     _add_common(darcy, "darcy", 421)
     for name, kind, text in _DARCY:
         darcy.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=text)
+    _add_like(darcy, "darcy")
     return parser
+
+
+def _add_like(parser: argparse.ArgumentParser, problem: str) -> None:
+    from ..peer_presets import PEER_PRESETS
+
+    presets = {k: p for k, p in PEER_PRESETS.items() if p.problem == problem}
+    listing = "; ".join(f"{k}: {p.summary}" for k, p in presets.items())
+    parser.add_argument("--like", choices=tuple(presets), metavar="PRESET",
+                        help=f"the grid, resolution and physics of another tool's dataset "
+                             f"(options given beside it override it): {listing}")
+
+
+def _apply_like(args: argparse.Namespace, base: Any) -> Any:
+    """``base`` with the settings of ``--like`` (and its resolution unless given)."""
+    name = getattr(args, "like", None)
+    if name is None:
+        return base
+    from ..peer_presets import get_preset
+
+    preset = get_preset(name, args.problem)
+    if args.resolution is None and args.append is None:
+        args.resolution = preset.resolution
+    return base.replace(**preset.settings)
 
 
 def _build_config(args: argparse.Namespace, base: Any) -> Any:
@@ -137,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
             pass  # generate() reports it with the file name
         if type(base) is not config_class(problem):
             base = config_class(problem)()
-    config = _build_config(args, base)
+    config = _build_config(args, _apply_like(args, base))
     log = logging.getLogger("neuralop_fem.data.generation")
     if log.level == logging.NOTSET:
         log.setLevel(logging.INFO)  # progress lines (off a terminal) and resume notices

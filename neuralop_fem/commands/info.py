@@ -97,6 +97,7 @@ def describe(path: str | Path, *, check: bool = False) -> str:
     from ..data import load_dataset
     from ..data import schema as S
     from ..data.float_paths import describe_float_paths
+    from ..data.grids import dataset_grid, describe_grid
     from ..data.io import read_values, verify_dataset
     from ..data.provenance import ValuesDigest, field_names, read_record
 
@@ -122,7 +123,10 @@ def describe(path: str | Path, *, check: bool = False) -> str:
             f"dataset seed: {a['dataset_seed']}",
         ]
         n = ds.sizes[S.X]
-        lines.append(f"grid:        {get_problem(problem).describe_grid(n)}")
+        grid = dataset_grid(a, problem, source=str(path))
+        spec = get_problem(problem)
+        lines.append("grid:        " + (spec.describe_grid(n) if grid == spec.grid
+                                        else describe_grid(grid, n, spec.ndim)))
         if S.TIME in ds.dims:
             t = ds[S.TIME].values
             lines.append(f"times:       {t.size} output times {t.min():.4g}..{t.max():.4g}")

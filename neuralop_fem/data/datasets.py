@@ -36,6 +36,7 @@ from torch.utils.data import Dataset
 
 from ..errors import DatasetError, InputError
 from . import schema as S
+from .grids import dataset_grid, grid_spacing, grid_stride
 from .io import load_dataset, read_values
 from .subsample import average_pool_nodes, node_gradient, periodic_derivative, subsample_stride
 from .validation import validate
@@ -172,17 +173,21 @@ class DarcyDataset(_FieldDataset):
     Parameters
     ----------
     data : xarray.Dataset or path
-        A Darcy dataset on the ``n_full x n_full`` node grid.
+        A Darcy dataset on the ``n_full x n_full`` node grid (or another grid convention,
+        :mod:`neuralop_fem.data.grids`: its values are handed to the model with the node
+        coordinates ``grid`` of the same size).
     resolution : int, optional
-        ``n`` with ``(n_full - 1) % (n - 1) == 0`` (e.g. 421 -> 211, 141, 85); default full.
+        ``n`` with ``(n_full - 1) % (n - 1) == 0`` (e.g. 421 -> 211, 141, 85); on ``x_i = i/n``
+        points ``n_full % n == 0``; on cell centres ``n_full`` only. Default full.
     indices, in_memory
         As in :class:`BurgersDataset`.
 
     Notes
     -----
-    ``target_grad[..., 0] = du/dx``, ``[..., 1] = du/dy`` by central differences on the full node
-    grid (``h = 1/(n_full-1)``) and second-order one-sided differences on the boundary, then
-    subsampled. ``coefficient`` is the raw subsampled a (the H1 weight K).
+    ``target_grad[..., 0] = du/dx``, ``[..., 1] = du/dy`` by central differences on the full grid
+    (``h = 1/(n_full-1)`` on nodes, ``1/n_full`` on the other grids) and second-order one-sided
+    differences on the boundary, then subsampled. ``coefficient`` is the raw subsampled a (the
+    H1 weight K).
     """
 
     problem = "darcy"
@@ -199,13 +204,18 @@ class DarcyDataset(_FieldDataset):
         super().__init__(data, indices=indices, in_memory=in_memory)
         self.n_full = self.data.sizes[S.X]
         self.resolution = self.n_full if resolution is None else int(resolution)
-        self.stride = subsample_stride(self.n_full, self.resolution, periodic=False)
+        self.grid_convention = dataset_grid(self.data.attrs, "darcy")
+        self.stride = (subsample_stride(self.n_full, self.resolution, periodic=False)
+                       if self.grid_convention == "nodes"
+                       else grid_stride(self.grid_convention, self.n_full, self.resolution))
+        # Models see every grid as the node coordinates of its size (neuralop_fem.data.grids).
         self.grid = _node_grid(self.resolution)
+        self.spacing = grid_spacing(self.grid_convention, self.n_full)
 
     def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
         f = self._read(i)
         s = self.stride
-        grad = node_gradient(f[S.U], h=1.0 / (self.n_full - 1))
+        grad = node_gradient(f[S.U], h=self.spacing)
         a = _t(f[S.A][::s, ::s, None])
         return {
             "input": a,

@@ -16,6 +16,7 @@ __all__ = [
     "CONVENTIONS",
     "DIAGNOSTICS",
     "FIELD_VARIABLES",
+    "GRID",
     "ITERATIONS",
     "ITERATIONS_UNKNOWN",
     "OPTIONAL_FIELDS",
@@ -58,6 +59,9 @@ SOLVE_TIME = "solve_time"
 
 # Global attribute recording the floating-point type of the stored fields.
 STORAGE_DTYPE = "storage_dtype"
+# Global attribute naming the grid convention of the fields (solvers.grids; absent: the
+# problem's own grid, which every file written before it existed is on).
+GRID = "grid"
 
 #: Sentinel stored in ``seed`` when the per-sample seed is unknown (imported data).
 SEED_UNKNOWN = np.uint64(np.iinfo(np.uint64).max)

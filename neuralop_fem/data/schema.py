@@ -30,9 +30,12 @@ import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike, DTypeLike
 
+from solvers.grids import GRID_CONVENTIONS
+
 from .. import __version__
 from ..errors import DatasetError
 from .attrs import netcdf_attrs
+from .grids import dataset_grid, grid_coordinates
 from .names import (
     CONVENTIONS,
     DIAGNOSTICS,
@@ -287,9 +290,11 @@ def darcy_dataset(
     ----------
     a, u : (n_samples, n, n) float array
         Coefficient and solution of ``-div(a grad u) = f``, ``u = 0`` on the boundary, on the
-        node grid ``x_i = y_i = i/(n-1)``; axis 1 is ``x``, axis 2 is ``y``.
+        node grid ``x_i = y_i = i/(n-1)`` (or the grid ``attrs["grid"]`` names,
+        :mod:`neuralop_fem.data.grids`); axis 1 is ``x``, axis 2 is ``y``.
     x, y : (n,) float array, optional
-        Grid; default ``darcy_grid(n)``. Must equal it (validated).
+        Grid; default ``darcy_grid(n)`` (the coordinates of ``attrs["grid"]``). Must equal it
+        (validated).
     sample, seed, iterations, residual, solve_time, attrs
         As in :func:`burgers_dataset` (``attrs`` with ``forcing``, ``contrast_high`` ...).
     """
@@ -299,12 +304,14 @@ def darcy_dataset(
         msg = f"`a` and `u` must have one shape (n_samples, n, n); got {a.shape} and {u.shape}."
         raise DatasetError(msg)
     n_samples, n, _ = a.shape
+    grid = dataset_grid(attrs, "darcy", source="`attrs`")
+    axis = darcy_grid(n) if grid == "nodes" else grid_coordinates(grid, n)
     coords = {
         SAMPLE: _sample_coord(sample, n_samples),
-        X: darcy_grid(n) if x is None else x,
-        Y: darcy_grid(n) if y is None else y,
+        X: axis if x is None else x,
+        Y: axis if y is None else y,
     }
-    return _assemble(
+    ds = _assemble(
         "darcy",
         {A: ((SAMPLE, X, Y), a), U: ((SAMPLE, X, Y), u)},
         coords,
@@ -314,6 +321,10 @@ def darcy_dataset(
         solve_time=solve_time,
         attrs=attrs,
     )
+    if grid != "nodes":
+        for dim in (X, Y):
+            ds[dim].attrs["comment"] = f"{grid} grid: {GRID_CONVENTIONS[grid]}"
+    return ds
 
 
 #: The builder of each dataset problem: ``DATASET_BUILDERS[problem](inputs, solutions, ...)``.

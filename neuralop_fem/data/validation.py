@@ -19,6 +19,7 @@ from solvers.problems import get_problem
 from .. import __version__
 from ..errors import DatasetError
 from .attrs import netcdf_attrs
+from .grids import dataset_grid, describe_grid, grid_coordinates
 from .names import (
     DIAGNOSTICS,
     FIELD_VARIABLES,
@@ -198,6 +199,7 @@ def _check_against_record(attrs: Mapping[str, object], problem: str, source: str
 def _check_coords(ds: xr.Dataset, problem: str, source: str) -> None:
     spec = get_problem(problem)
     spatial = spec.dims
+    grid = dataset_grid(ds.attrs, problem, source=source)
     needed = [SAMPLE, *spatial] + ([TIME] if TIME in ds.dims else [])
     for name in needed:
         if name not in ds.coords:
@@ -218,11 +220,13 @@ def _check_coords(ds: xr.Dataset, problem: str, source: str) -> None:
                 f"coordinate `{name}` must be float64 with >= 2 points; "
                 f"got {ds[name].dtype}, {n} points.",
             )
-        want = spec.coordinates(n)
-        # 1e-12 absolute: the grid is i/n or i/(n-1) computed in float64, exact to ~1e-16.
+        want = spec.coordinates(n) if grid == spec.grid else grid_coordinates(grid, n)
+        # 1e-12 absolute: the grid is i/n, i/(n-1) or (i + 1/2)/n computed in float64, exact
+        # to ~1e-16.
         if not np.allclose(values, want, rtol=0.0, atol=1e-12):
-            raise _fail(source, f"coordinate `{name}` must be the uniform grid of "
-                        f"{spec.describe_grid(n)}.")
+            what = (spec.describe_grid(n) if grid == spec.grid
+                    else describe_grid(grid, n, spec.ndim))
+            raise _fail(source, f"coordinate `{name}` must be the uniform grid of {what}.")
     sizes = {ds.sizes[d] for d in spatial}
     if len(sizes) > 1:
         shape = " x ".join(str(ds.sizes[d]) for d in spatial)

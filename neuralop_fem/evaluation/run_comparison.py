@@ -132,6 +132,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     (the comparison).
     """
     from ..data import load_dataset
+    from ..data.grids import dataset_grid, grid_stride
     from ..data.io import reading
     from .run_evaluation import parse_indices
 
@@ -156,7 +157,11 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     if max_samples is not None:
         idx = idx[:max_samples]
     n_file = int(ds.sizes["x"])
-    stride = problem.stride(n_file, sur.resolution)
+    grid = dataset_grid(ds.attrs, problem.data_problem, source=os.fspath(data))
+    # Warm starts and the ladder work on node-grid systems; other grids compare plainly.
+    on_nodes = grid == "nodes"
+    stride = (problem.stride(n_file, sur.resolution) if on_nodes or problem.periodic
+              else grid_stride(grid, n_file, sur.resolution))
     sel = {dim: slice(None, None, stride) for dim in problem.dims}
     reference = reference_solver(solver, sur, linear_solver=linear_solver, maxiter=maxiter)
     if problem.inverse:
@@ -171,11 +176,11 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     else:
         with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
             inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
-        warm = warm_start and problem.linear_system
+        warm = warm_start and problem.linear_system and on_nodes
         result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
         if timing_repeats > 1:
             _repeat_timings(result, reference, sur, inputs, timing_repeats)
-        if ladder is not False:
+        if ladder is not False and (on_nodes or problem.periodic):
             _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder,
                   workers=(os.cpu_count() or 1) if workers is None else int(workers),
                   ladder_budget=ladder_budget)

@@ -342,7 +342,10 @@ class Surrogate:
         n_s = len(values)
         residual = np.full(n_s, np.nan)
         if self.spec.linear_system and not unknown_physics(self.provenance, self.problem):
-            residual = _darcy_residual(self.reference_solver(), values, pred)
+            reference = self.reference_solver()
+            # The residual of the node-grid system (solvers on other grids: NaN, unknown).
+            if getattr(reference, "grid", "nodes") == "nodes":
+                residual = _darcy_residual(reference, values, pred)
         report = SolveReport(iterations=np.zeros(n_s, dtype=np.int64), residual=residual,
                              solve_time=np.full(n_s, elapsed / n_s), method=self.name)
         return self._restore(batch, pred), report

@@ -23,6 +23,7 @@ from torch import nn
 
 from solvers.problems import Problem, get_problem
 
+from ..data.grids import dataset_grid, describe_grid, zero_boundary
 from ..data.provenance import dataset_provenance
 from ..errors import ConfigError, DatasetError
 from .config import TrainConfig
@@ -208,6 +209,11 @@ def build_training_data(
     splits = split_indices(int(ds.sizes["sample"]), config)
     check_model_fits(model, resolution)
     coarse = None
+    grid = dataset_grid(ds.attrs, problem.data_problem, source=str(path or "`data`"))
+    if problem.inverse and grid != "nodes":
+        msg = (f"the inverse task learns from Darcy data on the node grid; got a dataset on "
+               f"the {grid} grid ({describe_grid(grid, n_full, problem.ndim)}).")
+        raise DatasetError(msg)
     if problem.inverse:
         coarse = int(model.output_size(resolution))
         if (resolution - 1) % (coarse - 1):
@@ -247,7 +253,9 @@ def build_training_data(
     return TrainingData(
         train=train, val=val, test=test, splits=splits, resolution=resolution,
         coarse_resolution=coarse, input_normalizer=in_norm, output_normalizer=out_norm,
-        dirichlet=problem.zero_boundary_output, provenance=dataset_provenance(ds, path),
+        # The prediction is set to zero on the edge points only where the labels vanish
+        # there: the node grid (not cell centres, not the points x_i = i/n).
+        dirichlet=zero_boundary(problem.name, grid), provenance=dataset_provenance(ds, path),
         ood_reference=_ood_reference(ds, splits["train"], resolution, train, problem),
     )
 

@@ -30,6 +30,7 @@ from ...errors import ConfigError
 __all__ = [
     "BURGERS_SOLVERS",
     "DARCY_DISCRETISATIONS",
+    "DARCY_GRIDS",
     "BurgersDataConfig",
     "DarcyDataConfig",
     "DataConfig",
@@ -40,6 +41,10 @@ __all__ = [
 BURGERS_SOLVERS: dict[str, str] = {"spectral": "BurgersSpectralSolver", "fd": "BurgersFDSolver"}
 #: Darcy discretisation names -> class name in :mod:`solvers`.
 DARCY_DISCRETISATIONS: dict[str, str] = {"fd": "DarcyFDSolver", "fem": "DarcyFEMSolver"}
+#: Grid conventions of Darcy datasets (:mod:`solvers.grids`), the default first.
+DARCY_GRIDS = ("nodes", "cell-centred", "half-open")
+#: The default linear solver on each grid (the cell-centred solver has no multigrid).
+GRID_LINEAR_SOLVER = {"nodes": "gmg", "cell-centred": "direct", "half-open": "gmg"}
 
 
 def _solver_class(class_name: str) -> type:
@@ -316,13 +321,21 @@ class DarcyDataConfig(DataConfig):
         ``"fem"`` only: finite element, ``"P1"`` (None: the default) or ``"Q1"``.
     linear_solver
         ``"gmg"`` (CG + geometric multigrid, the fastest), ``"amg"`` (CG + pyamg),
-        ``"cg"`` (Jacobi CG) or ``"direct"`` (SuperLU); see :mod:`solvers.darcy`.
+        ``"cg"`` (Jacobi CG) or ``"direct"`` (SuperLU); see :mod:`solvers.darcy`. None: the
+        grid's default (:data:`GRID_LINEAR_SOLVER`: ``"gmg"``, on cell centres ``"direct"``).
     tol
         Relative residual ``||b - A u|| / ||b||`` at which iterative solves stop (1e-10, far
         below the discretisation error); a sample that misses it aborts the run with
         :class:`~solvers.errors.ConvergenceError`.
     maxiter
         Iteration limit of iterative solves; None: the solver's size-dependent default.
+    grid
+        Grid convention of the stored fields (:mod:`solvers.grids`): ``"nodes"`` (default,
+        ``x_i = i/(n-1)``), ``"cell-centred"`` (PDEBench's ``(i + 1/2)/n``, solved by
+        :class:`~solvers.darcy_grids.DarcyCellFDSolver`) or ``"half-open"``
+        (neuraloperator's ``i/n``, :class:`~solvers.darcy_grids.DarcyHalfOpenFDSolver`). Both
+        other grids need ``discretisation="fd"``; the GRF is sampled at the ``n x n`` points
+        of the grid alike (its DCT basis does not depend on where the points are).
     """
 
     problem: ClassVar[str] = "darcy"
@@ -340,12 +353,20 @@ class DarcyDataConfig(DataConfig):
     discretisation: str = "fd"
     averaging: str | None = None
     element: str | None = None
-    linear_solver: str = "gmg"
+    linear_solver: str | None = None
     tol: float = 1e-10
     maxiter: int | None = None
+    grid: str = "nodes"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        set_(self, "grid", choice(self.grid, "grid", DARCY_GRIDS))
+        if self.linear_solver is None:
+            set_(self, "linear_solver", GRID_LINEAR_SOLVER[self.grid])
+        if self.grid != "nodes" and self.discretisation != "fd":
+            msg = (f"`grid` {self.grid!r} is solved by finite differences only; got "
+                   f"discretisation={self.discretisation!r}. Use discretisation='fd'.")
+            raise ConfigError(msg)
         set_(self, "discretisation",
              choice(self.discretisation, "discretisation", DARCY_DISCRETISATIONS))
         self._apply_solver_options()
@@ -366,9 +387,20 @@ class DarcyDataConfig(DataConfig):
                 msg = f"`maxiter` must be an integer >= 1 or None; got {self.maxiter!r}."
                 raise ConfigError(msg)
 
+    def replace(self, **changes: object) -> Self:
+        """As :meth:`DataConfig.replace`; changing ``grid`` also drops a ``linear_solver`` that
+        holds the old grid's default (the new grid's default applies)."""
+        if "grid" in changes and "linear_solver" not in changes \
+                and self.linear_solver == GRID_LINEAR_SOLVER[self.grid]:
+            changes = {**changes, "linear_solver": None}
+        return super().replace(**changes)
+
     def check_resolution(self, resolution: int) -> int:
-        """Return ``resolution`` if the solver can use it (an integer >= 3: one interior node)."""
+        """Return ``resolution`` if the solver can use it (an integer >= 3: one interior node;
+        on the other grids >= 2)."""
         n = _check_int(resolution)
+        if self.grid != "nodes" and n >= 2:
+            return n
         if n < 3:
             msg = (
                 "`resolution` must be an integer >= 3 (nodes per side, boundary included, "
@@ -379,6 +411,8 @@ class DarcyDataConfig(DataConfig):
 
     def make_solver(self) -> Any:
         """Build the :mod:`solvers` Darcy solver these settings describe."""
+        if self.grid != "nodes":
+            return _grid_solver(self)
         cls = _solver_class(DARCY_DISCRETISATIONS[self.discretisation])
         options: dict[str, Any] = {
             "forcing": self.forcing,
@@ -410,6 +444,18 @@ class DarcyDataConfig(DataConfig):
         out = {"a": np.ascontiguousarray(a, dtype=np.float64), "u": u}
         out.update(_report_arrays(report))
         return out
+
+
+def _grid_solver(config: DarcyDataConfig) -> Any:
+    """The FD solver of a Darcy config on a grid other than the nodes."""
+    from solvers.problems import get_problem
+
+    spec = get_problem("darcy")
+    cls = spec.solver_class(spec.grid_solvers[config.grid])
+    options: dict[str, Any] = {"forcing": config.forcing, "averaging": config.averaging,
+                               "linear_solver": config.linear_solver, "tol": config.tol,
+                               "maxiter": config.maxiter}
+    return cls(**options)  # InputError for a linear solver it does not take
 
 
 def config_class(problem: str) -> type[BurgersDataConfig] | type[DarcyDataConfig]:

@@ -18,7 +18,8 @@ of a trajectory, which is also kept as ``u_t``). Boolean phases become ``phase_v
 (high for True, low for False; the coefficient must be > 0). The values are stored as given on
 this package's grid of the same size (the relabelling is recorded in the attributes). Export
 writes ``x`` and ``y`` as tensors (``x`` as booleans again for a dataset imported from
-booleans whose coefficient still takes only the two phase values), plus ``visc`` and ``t``
+booleans whose coefficient still takes only the two phase values, and for a generated
+dataset whose two phases are :data:`DEFAULT_PHASE_VALUES`), plus ``visc`` and ``t``
 (the trajectory times) for Burgers, which ``PTDataset`` ignores.
 """
 
@@ -34,6 +35,7 @@ import xarray as xr
 from solvers.problems import get_problem
 
 from ...errors import DatasetError, InputError
+from ...peer_presets import NEURALOP_PHASE_VALUES
 from .. import schema as S
 from ._common import Field, build_dataset, check_physics, grid_convention, trajectory_of
 from .safe_torch import load_plain
@@ -43,7 +45,8 @@ __all__ = ["DEFAULT_PHASE_VALUES", "export_neuralop", "import_neuralop", "read_n
 #: Coefficient values given to the True and False phases of a boolean ``x``. Their ratio, 20,
 #: matched the labels of neuraloperator's 16 x 16 set best among 5, 10, 20, 50 and 1000 when
 #: solved with this package's solver (docs/data_from_other_tools.md); their forcing is unknown.
-DEFAULT_PHASE_VALUES = (1.0, 0.05)
+#: The same values as ``generate --like neuralop-darcy`` (:mod:`neuralop_fem.peer_presets`).
+DEFAULT_PHASE_VALUES = NEURALOP_PHASE_VALUES
 
 #: Accepted (input, output) key pairs, newest first.
 KEYS = (("x", "y"), ("input", "output"))
@@ -256,6 +259,11 @@ def export_neuralop(data: xr.Dataset, out: str | os.PathLike[str], *,
     else:
         y = np.asarray(data[spec.output_name].values, dtype=dtype)
         high, low = data.attrs.get("neuralop_phase_high"), data.attrs.get("neuralop_phase_low")
+        if high is None and (data.attrs.get("contrast_high"), data.attrs.get("contrast_low")) \
+                == DEFAULT_PHASE_VALUES:
+            # Generated with the phases an import maps booleans to (generate --like
+            # neuralop-darcy): their boolean x, read back by default.
+            high, low = DEFAULT_PHASE_VALUES
         if high is not None and low is not None:
             raw = data[spec.input_name].values
             high, low = np.asarray([high, low], dtype=raw.dtype)
