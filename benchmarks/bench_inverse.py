@@ -40,12 +40,14 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, footer, record, run_script, write_results  # noqa: E402
+from neuralop_fem import Surrogate, compare, load_dataset
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import count, run_script
+from solvers.darcy_inverse import add_noise, paper_noise_to_relative
+from solvers.problems import get_problem
 
-from neuralop_fem import Surrogate, compare, load_dataset  # noqa: E402
-from solvers.darcy_inverse import add_noise, paper_noise_to_relative  # noqa: E402
-from solvers.problems import get_problem  # noqa: E402
+RESULTS = Path(__file__).resolve().parent / "results"
 
 _NODES = get_problem("darcy")
 
@@ -181,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
               "test_indices": test.tolist(), "solver": solver.config,
               "warm_phases": None if phases is None else list(phases)}
     stem = "inverse" + (f"_{args.tag}" if args.tag else "")
-    js, md = write_results(stem, result, markdown(result))
+    js, md = write_results(RESULTS, stem, result, markdown(result))
     print(f"wrote {js} and {md}")
     return 0
 

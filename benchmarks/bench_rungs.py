@@ -23,10 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import count, run_script
 from solvers import BurgersSpectralSolver, DarcyFDSolver, NeumannGRF, PeriodicGRF, threshold
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, footer, record, run_script, write_results  # noqa: E402
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _times(fn: Any, repeats: int, size: int) -> dict[str, float]:
@@ -111,7 +113,7 @@ def main(argv: list[str]) -> int:
             "darcy": darcy_rows(args.samples, args.repeats),
             "burgers": burgers_rows(args.samples, args.repeats), "record": record()}
     text = markdown(data)
-    js, md = write_results("rungs", data, text)
+    js, md = write_results(RESULTS, "rungs", data, text)
     print(text)
     print(f"wrote {js} and {md}")
     return 0

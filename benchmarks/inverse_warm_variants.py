@@ -45,16 +45,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_inverse import grid_data, observations
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, footer, record, run_script, write_results  # noqa: E402
-from bench_inverse import grid_data, observations  # noqa: E402
+from neuralop_fem import Surrogate, load_dataset
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.surrogate import resample_nodes
+from solvers import DarcyInverseSolver
+from solvers.darcy_inverse import coefficient_errors, pool_coefficient
+from solvers.grf import threshold
 
-from neuralop_fem import Surrogate, load_dataset  # noqa: E402
-from neuralop_fem.surrogate import resample_nodes  # noqa: E402
-from solvers import DarcyInverseSolver  # noqa: E402
-from solvers.darcy_inverse import coefficient_errors, pool_coefficient  # noqa: E402
-from solvers.grf import threshold  # noqa: E402
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _snap(a: np.ndarray) -> np.ndarray:
@@ -163,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
               "surrogate_alone": {**_errors(guess, obs["truth"]), "time": inference},
               "record": record()}
     stem = "inverse_warm_variants" + (f"_{args.tag}" if args.tag else "")
-    js, md = write_results(stem, result, markdown(result))
+    js, md = write_results(RESULTS, stem, result, markdown(result))
     print(f"wrote {js} and {md}")
     return 0
 

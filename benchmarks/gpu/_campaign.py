@@ -136,10 +136,9 @@ def environment(commit: str | None) -> dict[str, Any]:
     import numpy as np
     import torch
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from _common import cpu_model, git_commit
+    from neuralop_fem.environment import code_version, cpu_model
 
-    code = git_commit()
+    code = code_version()
     if commit is not None:
         code = {**code, "given": commit}
     env: dict[str, Any] = {

@@ -1,4 +1,5 @@
-"""run.json's code record: the commit, and whether code (not benchmark results) was edited."""
+"""neuralop_fem.environment: the code record (the commit, and whether code, not benchmark
+results, was edited) and the one CPU / thread / version record every caller uses."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from neuralop_fem.training._env import code_version
+from neuralop_fem.environment import code_version
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+_needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
 def _git(root: Path, *args: str) -> str:
@@ -29,6 +30,7 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@_needs_git
 def test_results_written_by_the_benchmarks_leave_the_code_clean(tree: Path) -> None:
     head = _git(tree, "rev-parse", "HEAD")
     assert code_version(tree) == {"commit": head, "dirty": False}
@@ -38,5 +40,27 @@ def test_results_written_by_the_benchmarks_leave_the_code_clean(tree: Path) -> N
     assert code_version(tree) == {"commit": head, "dirty": True}
 
 
+@_needs_git
 def test_outside_a_checkout_nothing_is_claimed(tmp_path: Path) -> None:
     assert code_version(tmp_path) == {"commit": None, "dirty": None}
+
+
+def test_every_record_names_the_same_cpu() -> None:
+    from neuralop_fem.data.float_paths import float_paths
+    from neuralop_fem.environment import cpu_model, environment_record
+    from neuralop_fem.evaluation.fair import where_label
+
+    cpu = cpu_model()
+    assert cpu
+    assert float_paths()["cpu"] == cpu
+    assert environment_record()["hardware"]["cpu"] == cpu
+    assert cpu in where_label("cpu", threads=1)
+
+
+def test_the_command_line_names_a_script_of_the_checkout_relative_to_it(monkeypatch) -> None:
+    from neuralop_fem.environment import SOURCE_ROOT, command_line
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    text = command_line([str(SOURCE_ROOT / "benchmarks" / "x.py"), "--n", "a b"])
+    assert text.startswith("OMP_NUM_THREADS=1 ")
+    assert text.endswith("python benchmarks/x.py --n 'a b'")
