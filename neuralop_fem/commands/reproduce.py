@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._options import float_range, input_dir, input_file, int_range
+from ._options import check_output_apart, float_range, input_dir, input_file, int_range
 
 __all__ = ["register", "run"]
 
@@ -118,6 +118,11 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem reproduce ACTION``; 0 on success (``check-data``: 1 when a file
     holds no recorded rows' data)."""
     results = _results(args)
+    inputs = [("--data", args.data)] if getattr(args, "data", None) is not None else []
+    inputs += [("RUN_DIR", r) for r in getattr(args, "run_dirs", None) or []]
+    inputs += [("FILE.nc", f) for f in getattr(args, "files", None) or []]
+    for path in (results, results.with_suffix(".md")):
+        check_output_apart(path, "--results", inputs, directory=False)
     if args.action == "check-data":
         from ..data.fingerprint import SAME_VALUES_RTOL
         from ..reproduce.record import check_data

@@ -103,12 +103,14 @@ def test_other_data_than_the_runs_is_refused(files: dict[str, Path], name: str,
     (["record", "{finished}", "--data", "{data}"],
      "not a paper-scale run of burgers-galerkin: epochs 1 (< 100), n_train 8 (< 1024)"),
     (["tables"], "no such file"),
+    (["check-data", "{data}", "--results", "{data}"], "--results must not name an input"),
 ])
 def test_user_errors_are_one_line_on_stderr(files: dict[str, Path], tmp_path: Path,
                                             args: list[str], message: str) -> None:
     names = {k: str(v) for k, v in files.items()} | {"tmp": str(tmp_path)}
-    argv = [a.format(**names) for a in args] + ["--results", str(tmp_path / "rows.json")]
-    if args[0] != "tables":
+    argv = [a.format(**names) for a in args]
+    argv += [] if "--results" in args else ["--results", str(tmp_path / "rows.json")]
+    if args[0] in ("run", "record"):
         argv += ["--data-dir", str(tmp_path / "data")]
     if args[0] == "run":
         argv += ["--runs-dir", str(tmp_path / "runs")]
