@@ -103,7 +103,7 @@ def test_other_data_than_the_runs_is_refused(files: dict[str, Path], name: str,
     (["record", "{finished}", "--data", "{data}"],
      "not a paper-scale run of burgers-galerkin: epochs 1 (< 100), n_train 8 (< 1024)"),
     (["tables"], "no such file"),
-    (["check-data", "{data}", "--results", "{data}"], "--results must not name an input"),
+    (["check-data", "{data}", "--results", "{data}"], "argument --results: must not name an input"),
 ])
 def test_user_errors_are_one_line_on_stderr(files: dict[str, Path], tmp_path: Path,
                                             args: list[str], message: str) -> None:
