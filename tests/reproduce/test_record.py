@@ -234,3 +234,25 @@ def test_a_row_states_the_scale_its_run_had() -> None:
     assert scale_shortfalls(small, paper) == [
         "epochs 1 (< 100)", "n_train 8 (< 1000)", "resolution 64 (not 512)",
         "epochs_completed 1 (< 100)"]
+
+
+@pytest.mark.slow  # two trainings and a generation: about two minutes on a shared 2-core CPU
+def test_a_quick_reproduction_resumes_and_records_a_row_that_reruns_it(tmp_path: Path) -> None:
+    import json
+
+    dirs = ["--data-dir", str(tmp_path / "data"), "--runs-dir", str(tmp_path / "runs"),
+            "--results", str(tmp_path / "rows.json"), "--device", "cpu"]
+    proc = _cli("run", "--quick", "--max-epochs-this-call", "1", *dirs)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # 1 of 2 epochs: nothing recorded yet
+    assert not (tmp_path / "rows.json").exists()
+    proc = _cli("run", "--quick", *dirs)
+    assert proc.returncode == 0, proc.stderr
+    [(key, row)] = json.loads((tmp_path / "rows.json").read_text())["runs"].items()
+    assert proc.stdout.startswith(f"recorded {key}: n=64: ")
+    assert row["commands"]["reproduce"] == (
+        "neuralop-fem reproduce run --preset burgers-galerkin --seed 1127802 --viscosity gt "
+        "--data-seed 0 --quick")
+    assert row["epochs_completed"] == 2
+    assert sorted(row["errors"], key=int) == ["64", "128", "256"]
+    assert row["data"]["generate_command"].startswith("neuralop-fem generate burgers")
