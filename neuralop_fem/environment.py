@@ -2,8 +2,9 @@
 
 The one place that reads the machine and the checkout, for ``run.json`` (the trainer), the
 provenance of generated data (:mod:`neuralop_fem.data.float_paths`), the fair verdict's
-hardware words, the reproduction rows and every benchmark's results file. Importing it
-imports neither torch nor scipy; :func:`blas_libraries` loads scipy's BLAS when called.
+hardware words, the reproduction rows, every benchmark's results file and the GPU campaign
+(:func:`torch_environment`). Importing it imports neither torch nor scipy;
+:func:`blas_libraries` loads scipy's BLAS and :func:`torch_environment` torch when called.
 
 >>> record = environment_record()
 >>> sorted(record)
@@ -23,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["THREAD_VARIABLES", "blas_libraries", "code_version", "command_line", "cpu_model",
-           "environment_record", "gpu_name", "numpy_simd", "package_versions",
-           "thread_settings"]
+           "describe_torch_environment", "environment_record", "gpu_name", "numpy_simd",
+           "package_versions", "thread_settings", "torch_environment"]
 
 #: Environment variables that set the thread counts of OpenMP, OpenBLAS and MKL.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -136,3 +137,59 @@ def environment_record() -> dict[str, Any]:
         "code": code_version(),
         "command": command_line(),
     }
+
+
+def _nvidia_smi() -> dict[str, str] | None:
+    """Name, driver and memory of GPU 0 as ``nvidia-smi`` reports them (None without it)."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=30, check=True).stdout.strip().splitlines()
+        name, driver, memory = (s.strip() for s in out[0].split(","))
+    except (OSError, subprocess.SubprocessError, IndexError, ValueError):
+        return None
+    return {"name": name, "driver": driver, "memory": memory}
+
+
+def torch_environment() -> dict[str, Any]:
+    """What a GPU result depends on: the GPU (name, memory, multiprocessors, compute
+    capability; None without CUDA), driver, torch / CUDA / cuDNN versions, the numerics flags
+    (TF32, float32 matmul precision, ``CUBLAS_WORKSPACE_CONFIG``), CPU, code commit. Imports
+    torch."""
+    import numpy as np
+    import torch
+
+    cuda = torch.cuda.is_available()
+    env: dict[str, Any] = {
+        "python": platform.python_version(), "torch": torch.__version__,
+        "cuda": torch.version.cuda, "numpy": np.__version__,
+        "cudnn": torch.backends.cudnn.version() if cuda else None,
+        "cpu": cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
+        "code": code_version(), "nvidia_smi": _nvidia_smi(), "gpu": None,
+        "flags": {"matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
+                  "cudnn_tf32": torch.backends.cudnn.allow_tf32,
+                  "float32_matmul_precision": torch.get_float32_matmul_precision(),
+                  "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG")},
+    }
+    if cuda:
+        p = torch.cuda.get_device_properties(0)
+        env["gpu"] = {"name": p.name, "memory_gib": round(p.total_memory / 2**30, 1),
+                      "multiprocessors": p.multi_processor_count,
+                      "capability": f"{p.major}.{p.minor}"}
+    return env
+
+
+def describe_torch_environment(env: dict[str, Any]) -> list[str]:
+    """Markdown list items of a :func:`torch_environment` record."""
+    gpu = env["gpu"] or {}
+    smi = env["nvidia_smi"] or {}
+    code = env["code"]
+    return [
+        f"- GPU: {gpu.get('name', 'none')} ({gpu.get('memory_gib', '-')} GiB, "
+        f"{gpu.get('multiprocessors', '-')} SMs, compute capability {gpu.get('capability', '-')})",
+        f"- driver {smi.get('driver', '-')}; torch {env['torch']}, CUDA {env['cuda']}, "
+        f"cuDNN {env['cudnn']}; Python {env['python']}, numpy {env['numpy']}",
+        f"- CPU: {env['cpu']}, {env['cpu_count']} cores; {env['platform']}",
+        f"- numerics: {env['flags']}",
+        f"- code: commit {code.get('commit') or code.get('given')} (dirty: {code.get('dirty')})",
+    ]

@@ -64,3 +64,17 @@ def test_the_command_line_names_a_script_of_the_checkout_relative_to_it(monkeypa
     text = command_line([str(SOURCE_ROOT / "benchmarks" / "x.py"), "--n", "a b"])
     assert text.startswith("OMP_NUM_THREADS=1 ")
     assert text.endswith("python benchmarks/x.py --n 'a b'")
+
+
+def test_the_torch_record_names_the_gpu_or_none(monkeypatch) -> None:
+    import torch
+
+    from neuralop_fem.environment import cpu_model, describe_torch_environment, torch_environment
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    env = torch_environment()
+    assert (env["gpu"], env["cudnn"], env["cpu"]) == (None, None, cpu_model())
+    assert env["torch"] == torch.__version__
+    lines = describe_torch_environment(env | {"code": {"commit": None, "given": "abc"}})
+    assert lines[0].startswith("- GPU: none (")
+    assert lines[-1] == "- code: commit abc (dirty: None)"
