@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="override the batch size")
     r.add_argument("--target-normalizer", dest="target_normalizer",
                    choices=("reference", "global"), help="TrainConfig.target_normalizer")
-    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+    r.add_argument("--set", dest="set", action="append", default=[], metavar="KEY=VALUE",
                    help="any model or training setting (JSON value); repeatable")
     r.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int_range(1),
                    metavar="K", help="stop each training after K more epochs (call again to "
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     settings = ReproduceSettings(
         viscosity=args.viscosity, noise=args.noise, epochs=args.epochs,
         batch_size=args.batch_size, target_normalizer=args.target_normalizer,
-        set=tuple(args.set), label=args.label, max_epochs_this_call=args.max_epochs_this_call,
+        overrides=tuple(args.set), label=args.label, max_epochs_this_call=args.max_epochs_this_call,
         quick=args.quick, reduced=args.reduced, device=args.device,
         eval_device=args.eval_device, workers=args.workers, data_seed=args.data_seed,
         data_dir=_data_dir(args), runs_dir=runs_dir, results=results)

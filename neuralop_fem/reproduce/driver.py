@@ -36,7 +36,7 @@ class ReproduceSettings:
 
     ``viscosity``: Burgers data, ``gt`` (0.1/(2 pi), the paper's), ``fno`` (0.1) or a number;
     ``noise``, ``epochs``, ``batch_size``, ``target_normalizer``: overrides of the training
-    preset (None keeps it); ``set``: more ``KEY=VALUE`` overrides of any model or training
+    preset (None keeps it); ``overrides``: more ``KEY=VALUE`` overrides of any model or training
     setting (JSON values); ``label``: the recipe's name in the results; ``quick``: tiny
     sizes (a smoke run of every step); ``reduced``: the CPU-sized Darcy scale
     (:data:`~.record.REDUCED`); ``data_dir``, ``runs_dir``: where datasets and run
@@ -48,7 +48,7 @@ class ReproduceSettings:
     epochs: int | None = None
     batch_size: int | None = None
     target_normalizer: str | None = None
-    set: tuple[str, ...] = ()
+    overrides: tuple[str, ...] = ()
     label: str = ""
     max_epochs_this_call: int | None = None
     quick: bool = False
@@ -60,6 +60,32 @@ class ReproduceSettings:
     data_dir: Path = Path("data/reproduction")
     runs_dir: Path = Path("runs/reproduction")
     results: Path = Path("benchmarks/results/reproduction.json")
+
+    def __post_init__(self) -> None:
+        from ..errors import ConfigError
+
+        problems = []
+        if self.viscosity not in VISCOSITY:
+            try:
+                ok = float(self.viscosity) > 0
+            except ValueError:
+                ok = False
+            if not ok:
+                problems.append(f"`viscosity` must be one of {sorted(VISCOSITY)} or a positive "
+                                f"number; got {self.viscosity!r}")
+        for name in ("epochs", "batch_size", "max_epochs_this_call"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                problems.append(f"`{name}` must be None or an integer >= 1; got {value!r}")
+        if self.data_seed < 0:
+            problems.append(f"`data_seed` must be an integer >= 0; got {self.data_seed!r}")
+        bad = [item for item in self.overrides if "=" not in item]
+        if bad:
+            problems.append(f"`overrides` must be KEY=VALUE items; got {bad!r}")
+        if self.quick and self.reduced:
+            problems.append("`quick` and `reduced` are two scales; give one")
+        if problems:
+            raise ConfigError("; ".join(problems))
 
 
 def data_file(settings: ReproduceSettings, task: str) -> Path:
@@ -116,7 +142,7 @@ def configs(settings: ReproduceSettings, preset: str, seed: int) -> tuple[Any, A
     for key in ("epochs", "batch_size", "noise", "target_normalizer"):
         if getattr(settings, key) is not None:
             train[key] = getattr(settings, key)
-    overrides = _parse_set(settings.set)
+    overrides = _parse_set(settings.overrides)
     fields = set(cfg.to_dict())
     train.update({k: v for k, v in overrides.items() if k in fields})
     model = model.replace(**{k: v for k, v in overrides.items() if k not in fields})
@@ -154,7 +180,7 @@ def reproduce_command(settings: ReproduceSettings, preset: str, seed: int) -> st
     for key in ("epochs", "batch_size", "noise", "target_normalizer"):
         if getattr(settings, key) is not None:
             parts += [f"--{key.replace('_', '-')}", str(getattr(settings, key))]
-    for item in settings.set:
+    for item in settings.overrides:
         parts += ["--set", item]
     parts += [f"--{flag}" for flag in ("quick", "reduced") if getattr(settings, flag)]
     if settings.label:

@@ -256,3 +256,18 @@ def test_a_quick_reproduction_resumes_and_records_a_row_that_reruns_it(tmp_path:
     assert row["epochs_completed"] == 2
     assert sorted(row["errors"], key=int) == ["64", "128", "256"]
     assert row["data"]["generate_command"].startswith("neuralop-fem generate burgers")
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"viscosity": "thin"}, "`viscosity` must be one of ['fno', 'gt'] or a positive number"),
+    ({"viscosity": "-0.1"}, "`viscosity` must be one of"),
+    ({"epochs": 0}, "`epochs` must be None or an integer >= 1; got 0"),
+    ({"overrides": ("d_model",)}, "`overrides` must be KEY=VALUE items"),
+    ({"quick": True, "reduced": True}, "two scales"),
+])
+def test_reproduction_settings_are_checked(changes: dict, message: str) -> None:
+    from neuralop_fem.reproduce.driver import ReproduceSettings
+
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        ReproduceSettings(**changes)
+    assert ReproduceSettings(viscosity="0.05").viscosity == "0.05"
