@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,26 +21,14 @@ from pathlib import Path
 import numpy as np
 import scipy
 
+from neuralop_fem.environment import cpu_model
+from neuralop_fem.reproduce.script import run_script
 from solvers.burgers import BurgersSpectralSolver
 from solvers.exact import burgers_exact
 from solvers.grf import PeriodicGRF
 from solvers.kernels import SpectralStepper, integrate_spectral
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run_script  # noqa: E402
-
 RESULTS = Path(__file__).parent / "results"
-
-
-def _cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor()
-    for line in out.splitlines():
-        if line.startswith("Model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def _fft_pair_time(n: int, batch: int, repeats: int) -> float:
@@ -94,7 +81,7 @@ def run(*, n: int, batch: int, repeats: int) -> dict:
         "settings": {"n": n, "batch": batch, "repeats": repeats, "final_time": 1.0,
                      "grf": PeriodicGRF(n).config, "solver_defaults": solver.config},
         "hardware": {
-            "cpu": _cpu_model(), "cores": os.cpu_count(),
+            "cpu": cpu_model(), "cores": os.cpu_count(),
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
             "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
             "note": ("2-core box shared with three other engineers' jobs; "

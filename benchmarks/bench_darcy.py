@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,25 +33,18 @@ import scipy
 import skfem
 from scipy.interpolate import RectBivariateSpline
 
+from neuralop_fem.environment import cpu_model
+from neuralop_fem.reproduce.script import run_script
 from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
 from solvers.grf import NeumannGRF, threshold
 from solvers.kernels import assemble_fd, solve_linear
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run_script  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
 
 def _hardware() -> dict[str, object]:
-    try:
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines()
-                      if ln.startswith("Model name")), "?")
-    except OSError:
-        model = "?"
     return {
-        "cpu_model": model,
+        "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
         "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),

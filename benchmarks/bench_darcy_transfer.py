@@ -30,12 +30,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, footer, record, run_script, write_results  # noqa: E402
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.evaluation import evaluate_run
+from neuralop_fem.models import PRESETS
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.training import TrainConfig, Trainer, read_run_info
 
-from neuralop_fem.evaluation import evaluate_run  # noqa: E402
-from neuralop_fem.models import PRESETS  # noqa: E402
-from neuralop_fem.training import TrainConfig, Trainer, read_run_info  # noqa: E402
+RESULTS = Path(__file__).resolve().parent / "results"
 
 #: Narrow versions of the presets (same layer types and depth pattern, fewer channels).
 _NARROW: dict[str, dict[str, int]] = {
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {"data": str(args.data), "train_grid": args.train_grid, "grids": args.grids,
               "n_train": args.n_train, "n_eval": args.n_eval, "epochs": args.epochs,
               "seed": args.seed, "models": models, "record": record()}
-    js, md = write_results("darcy_transfer", result, markdown(result))
+    js, md = write_results(RESULTS, "darcy_transfer", result, markdown(result))
     print(f"wrote {js} and {md}")
     return 0
 

@@ -25,8 +25,11 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, footer, record, run_script, write_results  # noqa: E402
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import count, run_script
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _pair(text: str) -> tuple[Path, Path]:
@@ -147,7 +150,7 @@ def main(argv: list[str]) -> int:
             for r, d in args.run]
     data = {"runs": runs, "notes": args.note, "record": record()}
     text = markdown(data)
-    js, md = write_results("fair", data, text)
+    js, md = write_results(RESULTS, "fair", data, text)
     print(text)
     print(f"wrote {js} and {md}")
     return 0

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,20 +27,10 @@ from neuralop_fem import __version__
 from neuralop_fem.data.generation import DEFAULT_CHUNK_SIZE, config_class, generate
 from neuralop_fem.data.generation.executors import solve_chunk
 from neuralop_fem.data.generation.store import chunk_bounds
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, run_script  # noqa: E402
+from neuralop_fem.environment import cpu_model
+from neuralop_fem.reproduce.script import count, run_script
 
 RESULTS = Path(__file__).parent / "results"
-
-
-def _cpu() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        return next(line.split(":", 1)[1].strip() for line in out.splitlines()
-                    if line.startswith("Model name"))
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        return platform.processor() or "unknown"
 
 
 def _bare(problem: str, n: int, resolution: int, chunk: int) -> float:
@@ -105,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
     info = {
         "benchmark": "generate", "quick": args.quick,
-        "cpu": _cpu(), "cores": os.cpu_count(),
+        "cpu": cpu_model(), "cores": os.cpu_count(),
         "threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
         "note": "2-core box shared with other jobs while measuring; the workers' start-up "
                 "(imports, ~2-5 s each) is inside the 1/2-worker times.",

@@ -40,37 +40,13 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, footer, record, run_script, write_results  # noqa: E402
+from neuralop_fem import Surrogate, compare, load_dataset
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.reproduce.inverse import grid_data, paper_observations
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import count, run_script
 
-from neuralop_fem import Surrogate, compare, load_dataset  # noqa: E402
-from solvers.darcy_inverse import add_noise, paper_noise_to_relative  # noqa: E402
-from solvers.problems import get_problem  # noqa: E402
-
-_NODES = get_problem("darcy")
-
-
-def grid_data(ds: Any, train: np.ndarray, test: np.ndarray, n: int) -> dict[str, np.ndarray]:
-    """The test solutions and coefficients on grid n, and up to 256 training solutions (for
-    the noise's pointwise spread), read once per grid."""
-    stride = _NODES.stride(int(ds.sizes["x"]), n)
-    sel = {"x": slice(None, None, stride), "y": slice(None, None, stride)}
-    return {"u_train": ds["u"].isel(sample=train[:256]).isel(sel).values,
-            "u": ds["u"].isel(sample=test).isel(sel).values,
-            "a": ds["a"].isel(sample=test).isel(sel).values}
-
-
-def observations(grid: dict[str, np.ndarray], epsilon: float, seed: int) -> dict[str, np.ndarray]:
-    """Clean and noisy solutions, truth and per-sample relative noise levels of
-    :func:`grid_data` at noise ``epsilon`` (the paper's convention; draws from ``seed``)."""
-    u_train, u = grid["u_train"], grid["u"]
-    sigma = u_train.std(axis=0) + 1e-5
-    rng = np.random.default_rng(seed)
-    noisy = add_noise(u, epsilon, rng=rng, std_field=sigma) if epsilon > 0 else u.copy()
-    levels = (paper_noise_to_relative(epsilon, u_train, observed=u) if epsilon > 0
-              else np.zeros(len(u)))
-    return {"clean": u, "noisy": noisy, "truth": grid["a"], "levels": np.atleast_1d(levels)}
-
+RESULTS = Path(__file__).resolve().parent / "results"
 
 def _means(ds: Any) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
@@ -170,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.grids:
         grid = grid_data(ds, train, test, n)
         for eps in args.noise:
-            obs = observations(grid, eps, args.seed)
+            obs = paper_observations(grid, eps, args.seed)
             cells[f"{n}/{eps:g}"] = run_case(surrogate, solver, obs, phases)
             r = cells[f"{n}/{eps:g}"]
             print(f"n={n} eps={eps:g}: solves {r['solve_ratio']:.2f}x, time {r['time_ratio']:.2f}x"
@@ -181,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
               "test_indices": test.tolist(), "solver": solver.config,
               "warm_phases": None if phases is None else list(phases)}
     stem = "inverse" + (f"_{args.tag}" if args.tag else "")
-    js, md = write_results(stem, result, markdown(result))
+    js, md = write_results(RESULTS, stem, result, markdown(result))
     print(f"wrote {js} and {md}")
     return 0
 

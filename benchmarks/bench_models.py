@@ -43,8 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run_script  # noqa: E402
+from neuralop_fem.environment import cpu_model
+from neuralop_fem.reproduce.script import run_script
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -245,13 +245,8 @@ def _subprocess(case: dict) -> dict:
 def _hardware() -> dict:
     import torch
 
-    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    model = next(
-        (ln.split(":", 1)[1].strip() for ln in lscpu.splitlines() if ln.startswith("Model name")),
-        "?",
-    )
     return {
-        "cpu_model": model, "cpu_count": os.cpu_count(),
+        "cpu_model": cpu_model(), "cpu_count": os.cpu_count(),
         "torch_threads": 1,
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
         "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),

@@ -25,7 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import footer, record, run_script, write_results
+
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import run_script
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 FILES = ("darcy_train_16", "darcy_test_16", "darcy_test_32")
 
@@ -137,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {name} | {row['epochs']} | {row['darcy_test_16']['rel_l2']:.4f} | "
                      f"{row['darcy_test_32']['rel_l2']:.4f} | {row['train_cpu_s']:.0f} |")
     lines += ["", *footer(rec)]
-    write_results("peers", {"rows": rows, "record": rec}, "\n".join(lines))
+    write_results(RESULTS, "peers", {"rows": rows, "record": rec}, "\n".join(lines))
     return 0
 
 

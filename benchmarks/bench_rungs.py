@@ -29,11 +29,13 @@ from typing import Any
 
 import numpy as np
 
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import count, run_script
 from solvers import BurgersSpectralSolver, DarcyFDSolver, NeumannGRF, PeriodicGRF, threshold
 from solvers.problems import get_problem
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, footer, record, run_script, write_results  # noqa: E402
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _times(fn: Any, repeats: int, size: int) -> dict[str, float]:
@@ -189,7 +191,7 @@ def main(argv: list[str]) -> int:
             "ladder": darcy_ladder(a421, u421, min(args.repeats, 3), args.workers),
             "record": record()}
     text = markdown(data)
-    js, md = write_results("rungs", data, text)
+    js, md = write_results(RESULTS, "rungs", data, text)
     print(text)
     print(f"wrote {js} and {md}")
     return 0

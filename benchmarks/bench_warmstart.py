@@ -36,36 +36,27 @@ import dataclasses
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from neuralop_fem.environment import cpu_model
+from neuralop_fem.reproduce.script import count, run_script
 from neuralop_fem.surrogate import resample_nodes
 from neuralop_fem.surrogate.warmstart import VARIANTS, measure_warm_start
 from solvers.darcy import DarcyFDSolver
 from solvers.grf import NeumannGRF, threshold
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, run_script  # noqa: E402
-
 RESULTS = Path(__file__).parent / "results"
 
 
 def _hardware() -> dict[str, object]:
-    model = "unknown"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines()
-                      if ln.startswith("Model name")), model)
-    except OSError:
-        pass
     import scipy
     import torch
 
-    return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version(),
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "torch": torch.__version__,
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
             "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),

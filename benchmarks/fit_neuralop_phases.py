@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import footer, record, run_script, write_results
+
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import run_script
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 RATIOS = (5.0, 10.0, 20.0, 50.0, 1000.0)
 
@@ -52,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += [f"| {r['ratio']:g} | {'high' if r['true_is_high'] else 'low'} | "
               f"{r['median_misfit']:.3f} | {r['median_scale']:.3g} |" for r in rows]
     rec = record()
-    write_results("neuralop_phases", {"rows": rows, "record": rec}, "\n".join([*lines, "",
+    write_results(RESULTS, "neuralop_phases", {"rows": rows, "record": rec}, "\n".join([*lines, "",
                                                                                *footer(rec)]))
     return 0
 

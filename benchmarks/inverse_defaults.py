@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import scipy
 
+from neuralop_fem.reproduce.script import count, run_script
 from solvers import DarcyFDSolver, DarcyInverseSolver, NeumannGRF, threshold
 from solvers.darcy_inverse import (
     add_noise,
@@ -41,9 +42,6 @@ from solvers.darcy_inverse import (
     pool_coefficient,
 )
 from solvers.kernels import prolong_nodes
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, run_script  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 GRIDS = {85: 5, 141: 3}  # n -> stride from 421

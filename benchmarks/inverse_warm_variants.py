@@ -1,8 +1,8 @@
 """How to start the Darcy inversion from a surrogate: five starts compared on the same data.
 
 For the first ``--samples`` test samples of a trained ``darcy-inverse`` run, at observation grid
-``--grid`` and noise ``--noise`` (the paper's convention, as in ``bench_inverse.py``), the same
-:class:`solvers.DarcyInverseSolver` (defaults; discrepancy-principle stop) is started from
+``--grid`` and noise ``--noise`` (the paper's convention: :mod:`neuralop_fem.reproduce.inverse`),
+the same :class:`solvers.DarcyInverseSolver` (defaults; discrepancy-principle stop) is started from
 
 * ``default``: its own multilevel start (best constant, then grids 36 -> 71 -> 141);
 * ``surrogate``: the surrogate's coefficient (``Surrogate.solve(resample=True)``) on the
@@ -46,15 +46,17 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import count, footer, record, run_script, write_results  # noqa: E402
-from bench_inverse import grid_data, observations  # noqa: E402
+from neuralop_fem import Surrogate, load_dataset
+from neuralop_fem.environment import environment_record as record
+from neuralop_fem.reproduce.inverse import grid_data, paper_observations
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.surrogate import resample_nodes
+from solvers import DarcyInverseSolver
+from solvers.darcy_inverse import coefficient_errors, pool_coefficient
+from solvers.grf import threshold
 
-from neuralop_fem import Surrogate, load_dataset  # noqa: E402
-from neuralop_fem.surrogate import resample_nodes  # noqa: E402
-from solvers import DarcyInverseSolver  # noqa: E402
-from solvers.darcy_inverse import coefficient_errors, pool_coefficient  # noqa: E402
-from solvers.grf import threshold  # noqa: E402
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _snap(a: np.ndarray) -> np.ndarray:
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ds = load_dataset(args.data)
     splits = surrogate.run_info["splits"]
     train, test = np.asarray(splits["train"]), np.asarray(splits["test"])[: args.samples]
-    obs = observations(grid_data(ds, train, test, args.grid), args.noise, args.seed)
+    obs = paper_observations(grid_data(ds, train, test, args.grid), args.noise, args.seed)
     t0 = time.perf_counter()
     guess = np.asarray(surrogate.solve(obs["noisy"], resample=True))
     inference = (time.perf_counter() - t0) / len(test)
@@ -163,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
               "surrogate_alone": {**_errors(guess, obs["truth"]), "time": inference},
               "record": record()}
     stem = "inverse_warm_variants" + (f"_{args.tag}" if args.tag else "")
-    js, md = write_results(stem, result, markdown(result))
+    js, md = write_results(RESULTS, stem, result, markdown(result))
     print(f"wrote {js} and {md}")
     return 0
 

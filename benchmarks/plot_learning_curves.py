@@ -20,11 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run_script  # noqa: E402
-
-from neuralop_fem.errors import InputError  # noqa: E402
-from neuralop_fem.plotting import fit_title, legend_beside, log_axis, save  # noqa: E402
+from neuralop_fem.errors import InputError
+from neuralop_fem.plotting import fit_title, legend_beside, log_axis, save
+from neuralop_fem.reproduce.script import run_script
 
 
 def read_curve(path: Path) -> tuple[np.ndarray, np.ndarray]:

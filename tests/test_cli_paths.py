@@ -64,6 +64,8 @@ def test_every_writing_command_declares_its_paths():
         "evaluate": ({"--out"}, {"RUN_DIR", "--data"}),
         "compare": ({"--out"}, {"RUN_DIR", "--data"}),
         "demo": ({"--out"}, set()),
+        # --results is checked by the command itself (it is both read and written)
+        "reproduce": (set(), {"RUN_DIR", "--data", "FILE.nc"}),
     }
     assert set(expected) == {c.replace("_", "-") for c in COMMANDS}
     for command, (outputs, inputs) in expected.items():

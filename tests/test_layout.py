@@ -118,6 +118,79 @@ def test_scripts_import_no_private_solver_module(folder):
     assert not bad, bad
 
 
+def _benchmark_files() -> list[Path]:
+    return sorted((ROOT / "benchmarks").rglob("*.py"))
+
+
+def _sys_path_uses(tree: ast.AST) -> list[int]:
+    """Lines that touch ``sys.path`` (an insertion, an append, an assignment)."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr == "path"
+            and isinstance(node.value, ast.Name) and node.value.id == "sys"]
+
+
+def _private_imports(tree: ast.AST) -> list[str]:
+    """Imports of a private module or name (``_name``) of ``solvers`` or ``neuralop_fem``."""
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] in PACKAGES and any(p.startswith("_") and not p.startswith("__")
+                                            for p in parts[1:]):
+                bad.append(f"line {node.lineno}: {name}")
+    return bad
+
+
+def test_benchmarks_are_drivers_of_public_code():
+    """Benchmarks (benchmarks/ and benchmarks/gpu/) reach the packages as users do: no
+    ``sys.path`` insertions, no private module or name of ``solvers`` or ``neuralop_fem``."""
+    bad = []
+    for path in _benchmark_files():
+        tree = ast.parse(path.read_text())
+        rel = path.relative_to(ROOT)
+        bad += [f"{rel}:{line}: sys.path" for line in _sys_path_uses(tree)]
+        bad += [f"{rel}: {imp}" for imp in _private_imports(tree)]
+    assert not bad, bad
+
+
+def test_no_test_imports_a_benchmark():
+    """Tests test the packages; a benchmark is run as a script (a subprocess), never imported
+    (and no test puts a folder on ``sys.path`` to do so)."""
+    scripts = {p.stem for p in _benchmark_files()}
+    bad = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if path == Path(__file__).resolve():
+            continue
+        tree = ast.parse(path.read_text())
+        rel = path.relative_to(ROOT)
+        bad += [f"{rel}:{line}: sys.path" for line in _sys_path_uses(tree)]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                mods = [node.module]
+            elif isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            else:
+                continue
+            bad += [f"{rel}:{node.lineno}: {m}" for m in mods
+                    if m.split(".")[0] in scripts | {"benchmarks"}]
+    assert not bad, bad
+
+
+def test_the_driver_checks_find_what_they_look_for():
+    tree = ast.parse("import sys\nsys.path.insert(0, 'x')\n"
+                     "from neuralop_fem.commands._options import int_range\n"
+                     "from solvers.darcy import _assemble\nfrom neuralop_fem.data import io\n")
+    assert _sys_path_uses(tree) == [2]
+    assert _private_imports(tree) == ["line 3: neuralop_fem.commands._options.int_range",
+                                      "line 4: solvers.darcy._assemble"]
+
+
 @pytest.mark.parametrize("package", PACKAGES)
 def test_modules_stay_focused(package):
     too_long = {str(p.relative_to(ROOT)): n for p in _python_files(package)

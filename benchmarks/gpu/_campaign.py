@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import platform
 import re
 import shlex
 import subprocess
@@ -120,60 +119,15 @@ def ensure_packages(wheels: Path, work: Path) -> str | None:
 
 # -- environment ----------------------------------------------------------------------------
 
-def _nvidia_smi() -> dict[str, str] | None:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                              "--format=csv,noheader"], capture_output=True, text=True,
-                             timeout=30, check=True).stdout.strip().splitlines()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    name, driver, memory = (s.strip() for s in out[0].split(","))
-    return {"name": name, "driver": driver, "memory": memory}
-
-
 def environment(commit: str | None) -> dict[str, Any]:
-    """GPU, driver, torch / CUDA / cuDNN versions, numerics flags, CPU, code commit."""
-    import numpy as np
-    import torch
+    """:func:`neuralop_fem.environment.torch_environment`, with ``--commit`` beside the code's
+    (the copy on the device machine is no git checkout)."""
+    from neuralop_fem.environment import torch_environment
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from _common import cpu_model, git_commit
-
-    code = git_commit()
+    env = torch_environment()
     if commit is not None:
-        code = {**code, "given": commit}
-    env: dict[str, Any] = {
-        "python": sys.version.split()[0], "torch": torch.__version__,
-        "cuda": torch.version.cuda, "numpy": np.__version__,
-        "cudnn": torch.backends.cudnn.version() if torch.cuda.is_available() else None,
-        "cpu": cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
-        "code": code, "nvidia_smi": _nvidia_smi(), "gpu": None,
-        "flags": {"matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
-                  "cudnn_tf32": torch.backends.cudnn.allow_tf32,
-                  "float32_matmul_precision": torch.get_float32_matmul_precision(),
-                  "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG")},
-    }
-    if torch.cuda.is_available():
-        p = torch.cuda.get_device_properties(0)
-        env["gpu"] = {"name": p.name, "memory_gib": round(p.total_memory / 2**30, 1),
-                      "multiprocessors": p.multi_processor_count,
-                      "capability": f"{p.major}.{p.minor}"}
+        env["code"] = {**env["code"], "given": commit}
     return env
-
-
-def environment_lines(env: dict[str, Any]) -> list[str]:
-    gpu = env["gpu"] or {}
-    smi = env["nvidia_smi"] or {}
-    code = env["code"]
-    return [
-        f"- GPU: {gpu.get('name', 'none')} ({gpu.get('memory_gib', '-')} GiB, "
-        f"{gpu.get('multiprocessors', '-')} SMs, compute capability {gpu.get('capability', '-')})",
-        f"- driver {smi.get('driver', '-')}; torch {env['torch']}, CUDA {env['cuda']}, "
-        f"cuDNN {env['cudnn']}; Python {env['python']}, numpy {env['numpy']}",
-        f"- CPU: {env['cpu']}, {env['cpu_count']} cores; {env['platform']}",
-        f"- numerics: {env['flags']}",
-        f"- code: commit {code.get('commit') or code.get('given')} (dirty: {code.get('dirty')})",
-    ]
 
 
 # -- outputs --------------------------------------------------------------------------------
@@ -189,8 +143,10 @@ def setup_logging(out: Path, stage: str) -> None:
 
 def write_result(out: Path, stage: str, result: dict[str, Any], lines: list[str]) -> None:
     """``STAGE.json`` and ``STAGE.md`` (the environment and the commands at the end)."""
+    from neuralop_fem.environment import describe_torch_environment
+
     (out / f"{stage}.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
-    md = [*lines, "", "## Environment", "", *environment_lines(result["environment"]), "",
+    md = [*lines, "", "## Environment", "", *describe_torch_environment(result["environment"]), "",
           "## Commands", "", *(f"    {c}" for c in result["commands"]), ""]
     (out / f"{stage}.md").write_text("\n".join(md))
 

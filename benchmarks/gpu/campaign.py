@@ -10,7 +10,7 @@ Stages (docs/training.md, "What has run on a GPU"):
 - ``wheels``: only install the wheels of ``--wheels`` into ``--out`` (a check of the folder;
   ``--python-version 3.12`` checks it for the device image from another interpreter);
 - ``unpack``: extract the state parts and ``RUN.best.pt`` files of ``--from`` into ``--out``
-  (the run directories, for ``benchmarks/reproduce_paper.py --record``).
+  (the run directories, for ``neuralop-fem reproduce record``).
 
 Each GPU stage writes ``STAGE.json``, ``STAGE.md`` and ``STAGE.log`` (GPU, driver, torch, CUDA,
 the commands) and what the next call needs into ``--out``: at most 8 files, each under 16 MiB,
@@ -32,9 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _campaign import (  # noqa: E402
+from _campaign import (
     DEVICE_PYTHON,
     ROOT,
     CampaignError,

@@ -19,19 +19,17 @@ import json
 import logging
 import math
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
-from _campaign import BEST_SUFFIX, ROOT, Deadline, pack_state, unpack_runs
+from _campaign import BEST_SUFFIX, Deadline, pack_state, unpack_runs
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from reproduce_paper import run_tag  # noqa: E402
+from neuralop_fem.reproduce.rows import run_tag
 
 log = logging.getLogger("campaign.darcy")
 
 RUNS = ("darcy-galerkin", "darcy-inverse-galerkin")
-#: Training seed and dataset of the reproduction rows (benchmarks/reproduce_paper.py).
+#: Training seed and dataset of the reproduction rows (``neuralop-fem reproduce``).
 SEED = 1127802
 PAPER = {"data_n": 421, "samples": 1224, "data_seed": 0}
 #: Paper minutes for 100 epochs on an RTX 3090 (Cao 2021, Table 6, GT column).

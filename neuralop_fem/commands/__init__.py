@@ -6,11 +6,13 @@ Each module here exposes ``register(subparsers)``, which adds its parser, and
 Commands parse arguments and call library functions; they hold no numerics.
 
 :func:`check_paths_apart` is the check every command gets before it runs: no output option
-names (or, for a directory, holds) an input of the same command.
+names (or, for a directory, holds) an input of the same command. :func:`int_range`,
+:func:`float_range` and :func:`input_file` are the argparse types of the options' rules, for
+scripts that want the same checks and messages.
 """
 
 from __future__ import annotations
 
-from ._options import check_paths_apart
+from ._options import check_paths_apart, float_range, input_file, int_range
 
-__all__: list[str] = ["check_paths_apart"]
+__all__: list[str] = ["check_paths_apart", "float_range", "input_file", "int_range"]

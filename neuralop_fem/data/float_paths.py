@@ -17,51 +17,17 @@ from __future__ import annotations
 import functools
 import json
 import os
-import platform
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["cpu_model", "describe_float_paths", "float_paths", "float_paths_json"]
+from ..environment import blas_libraries, cpu_model, numpy_simd
+
+__all__ = ["describe_float_paths", "float_paths", "float_paths_json"]
 
 #: Environment variables that override the kernels numpy and OpenBLAS would choose.
 OVERRIDES = ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "OPENBLAS_CORETYPE")
-
-
-def cpu_model() -> str:
-    """The CPU model name (``/proc/cpuinfo``), else what :mod:`platform` knows."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _numpy_simd() -> str | None:
-    """The SIMD target of numpy's float64 ``exp`` loop (its transcendental loops share it)."""
-    try:
-        from numpy.lib.introspect import opt_func_info
-    except ImportError:  # numpy < 2.0 has no introspection
-        return None
-    info = opt_func_info(func_name="exp", signature="float64")
-    loop = info.get("exp", {})
-    entry = loop.get("dd") or next(iter(loop.values()), None)
-    return None if entry is None else str(entry.get("current"))
-
-
-def _blas() -> list[str]:
-    """``prefix architecture`` of each BLAS library loaded (numpy's, scipy's), e.g.
-    ``libscipy_openblas SkylakeX``."""
-    import scipy.linalg  # noqa: F401  (loads scipy's BLAS, so threadpoolctl sees it)
-    from threadpoolctl import threadpool_info
-
-    found = {f"{lib.get('prefix')} {lib.get('architecture')}" for lib in threadpool_info()
-             if lib.get("user_api") == "blas"}
-    return sorted(found)
 
 
 @functools.cache
@@ -76,8 +42,8 @@ def float_paths() -> dict[str, Any]:
     return {
         "cpu": cpu_model(),
         "numpy": np.__version__,
-        "numpy_simd": _numpy_simd(),
-        "blas": _blas(),
+        "numpy_simd": numpy_simd(),
+        "blas": blas_libraries(),
         "overrides": {k: os.environ[k] for k in OVERRIDES if k in os.environ},
     }
 

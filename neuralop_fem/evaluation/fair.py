@@ -392,17 +392,9 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
 def where_label(device: object, *, threads: int, workers: int = 1) -> str:
     """"on this CPU (AMD EPYC, 1 thread)" or "with the surrogate on cuda (...)": the
     hardware words of a verdict (``workers``: solver processes, when more than one)."""
-    import platform
-    from pathlib import Path
+    from ..environment import cpu_model
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     plural = "" if threads == 1 else "s"
     dev = str(device)
     solver = (f"{cpu}, solver in {workers} processes" if workers > 1

@@ -1,4 +1,5 @@
-"""benchmarks/plot_epoch_budget.py: which recorded runs form a series, their means, the figure
+"""neuralop_fem.reproduce.epoch_budget and benchmarks/plot_epoch_budget.py: which recorded runs
+form a series, their means, the figure
 and the one-line refusals."""
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from typing import Any
 
 import pytest
 
+from neuralop_fem.reproduce.epoch_budget import collect, series, table
 from neuralop_fem.training import training_preset
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "plot_epoch_budget.py"
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from plot_epoch_budget import collect, series, table  # noqa: E402
 
 DATA = "burgers_nugt_n64_N20"
 

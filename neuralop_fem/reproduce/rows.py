@@ -1,13 +1,13 @@
-"""The rows of ``results/reproduction.{json,md}``: what each records and how rows aggregate.
+"""What one reproduction row records: the dataset's identity, the commands, the run's scale.
 
 A row is one trained model (one seed) evaluated on its test split. It records what a reader
 needs to regenerate the data and rerun it from the row alone: the dataset (path, seed,
-generation settings, a checksum of its variables), the code commit the model was trained
-with, the exact commands (a ``reproduce_paper.py`` command that does everything from scratch,
-and the ``neuralop-fem train``/``evaluate`` commands that were run), hardware and threads,
-the training settings and whether each reported resolution is the training one or a
-zero-shot transfer. The markdown groups rows that differ only in the seed: mean and spread
-over the seeds.
+generation settings, a checksum and sketch of its variables), the code commit the model was
+trained with, the exact commands (a ``neuralop-fem reproduce run`` command that does everything
+from scratch, and the ``neuralop-fem train``/``evaluate`` commands that were run), hardware and
+threads, the training settings and whether each reported resolution is the training one or a
+zero-shot transfer. Rows written before rows recorded all this are completed by
+:func:`upgrade_legacy`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+__all__ = ["PAPER", "SCALE_FIELDS", "VISCOSITY", "changes", "dataset_record", "generate_command",
+           "model_suffix", "paper_value", "row_key", "run_scale", "run_tag", "scale_shortfalls",
+           "train_command", "upgrade_legacy"]
 
 #: The paper's relative L2 errors (PAPER_SPEC §8), by row and preset suffix.
 PAPER: dict[str, dict[str, float]] = {
@@ -64,14 +66,17 @@ def dataset_record(path: Path) -> dict[str, Any]:
     (:func:`neuralop_fem.data.fingerprint.values_sketch`) also recognises them when regenerated
     on a CPU that rounds the last bits differently.
     """
-    from neuralop_fem.data import load_dataset
-    from neuralop_fem.data.fingerprint import values_sketch
-    from neuralop_fem.data.provenance import ValuesDigest, generation_settings
+    from solvers.problems import get_problem
+
+    from ..data import load_dataset
+    from ..data.fingerprint import values_sketch
+    from ..data.provenance import ValuesDigest, generation_settings
 
     with load_dataset(path) as ds:
         record = generation_settings(ds.attrs, source=str(path)) or {}
         problem = str(ds.attrs.get("problem"))
-        names = ["u0", "u"] if problem == "burgers" else ["a", "u"]
+        entry = get_problem(problem)
+        names = [entry.input_name, entry.output_name]
         digest = ValuesDigest(names)  # the checksum, in the sketch's pass over the values
         sketch = values_sketch(ds, names, on_block=digest.add)
         return {
@@ -88,11 +93,11 @@ def dataset_record(path: Path) -> dict[str, Any]:
 def generate_command(problem: str, n_samples: int, settings: dict[str, Any] | None,
                      path: Path) -> str | None:
     """The ``neuralop-fem generate`` command that regenerates a file (bit for bit where numpy
-    and BLAS choose the same kernels, to rounding elsewhere: ``reproduce_paper.py
-    --check-data``)."""
+    and BLAS choose the same kernels, to rounding elsewhere: ``neuralop-fem reproduce
+    check-data``)."""
     if not settings:
         return None
-    from neuralop_fem.data.generation import config_class
+    from ..data.generation import config_class
 
     fixed = ("problem", "resolution", "dataset_seed", "dtype")
     config = config_class(problem).from_stored({k: v for k, v in settings.items()
@@ -132,8 +137,8 @@ def train_command(run_info: dict[str, Any], data: Path, run_dir: Path,
 
 def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(model config changes, training config changes) of a run against its preset."""
-    from neuralop_fem.models import PRESETS
-    from neuralop_fem.training import training_preset
+    from ..models import PRESETS
+    from ..training import training_preset
 
     preset = str(run_info["preset"])
     base_model = PRESETS[preset].to_dict()
@@ -143,6 +148,30 @@ def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     train = {k: v for k, v in run_info["train_config"].items()
              if k not in skip and base_train.get(k) != v}
     return model, train
+
+
+def run_tag(preset: str, data: str, mode: str, seed: int, *, label: str,
+            noise: float | None) -> str:
+    """The run directory name of one training (one per preset, data, mode, noise level,
+    label and seed, so the inverse problem's noise levels never share a run).
+
+    >>> run_tag("burgers-galerkin", "b", "paper", 2, label="long run", noise=None)
+    'burgers-galerkin_b_paper_seed2_long-run'
+    """
+    eps = "" if noise is None else f"_noise{noise:g}"
+    return f"{preset}_{data}_{mode}{eps}_seed{seed}" + (
+        f"_{label.replace(' ', '-')}" if label else "")
+
+
+def row_key(preset: str, data: str, mode: str, seed: int, *, label: str,
+            noise: float | None) -> str:
+    """The key of a row in reproduction.json (with the noise level for the inverse problem).
+
+    >>> row_key("darcy-inverse-galerkin", "d", "reduced", 1, label="", noise=0.01)
+    'darcy-inverse-galerkin|d|reduced|preset|noise0.01|seed1'
+    """
+    eps = "" if noise is None else f"|noise{noise:g}"
+    return f"{preset}|{data}|{mode}|{label or 'preset'}{eps}|seed{seed}"
 
 
 #: The training settings that make a run's scale (a row's mode claims them).
@@ -176,92 +205,6 @@ def scale_shortfalls(run_info: dict[str, Any], claimed: dict[str, Any]) -> list[
     return short
 
 
-def group_key(entry: dict[str, Any]) -> str:
-    """Rows that differ only in the seed share this key.
-
-    Rows on a regeneration of the same data (``data["same_values_as"]``: other checksum, the
-    same values up to rounding) count as on that data.
-
-    Training settings added after a row was trained (absent from its ``train_config``) count
-    as their defaults, which is what such a run did.
-    """
-    from neuralop_fem.training import TrainConfig
-
-    train = {k: v for k, v in {**TrainConfig().to_dict(), **entry["train_config"]}.items()
-             if k not in ("seed", "device", "num_workers")}
-    data = entry["data"]
-    data_id = (data.get("same_values_as") or {}).get("checksum") or data["checksum"]
-    return json.dumps([entry["preset"], entry["mode"], data_id, entry["model_config"], train],
-                      sort_keys=True)
-
-
-def aggregate(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One summary per group: the mean and spread over seeds of the test error per resolution."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for e in entries:
-        groups.setdefault(group_key(e), []).append(e)
-    out = []
-    for members in groups.values():
-        first = members[0]
-        per_n = {}
-        for n in first["errors"]:
-            vals = np.array([m["errors"][n]["rel_l2"]["mean"] for m in members if n in m["errors"]])
-            h1 = np.array([m["errors"][n]["rel_h1"]["mean"] for m in members if n in m["errors"]])
-            per_n[n] = {"mean": float(vals.mean()), "std": float(vals.std(ddof=1)) if len(vals) > 1
-                        else float("nan"), "min": float(vals.min()), "max": float(vals.max()),
-                        "h1_mean": float(h1.mean()), "zero_shot": first["errors"][n]["zero_shot"]}
-        out.append({"preset": first["preset"], "mode": first["mode"], "task": first["task"],
-                    "label": first.get("label", ""), "data": first["data"],
-                    "noise": first.get("noise"), "seeds": sorted(m["seed"] for m in members),
-                    "errors": per_n, "n_parameters": first["n_parameters"],
-                    "train_hours": float(np.mean([m["train_wall_time_s"] for m in members])) / 3600,
-                    "device": first["device"], "keys": [m["key"] for m in members]})
-    return sorted(out, key=lambda g: (g["task"], g["preset"], g["label"]))
-
-
-def _fmt_group(g: dict[str, Any], n: str) -> str:
-    e = g["errors"][n]
-    spread = (f" ± {e['std']:.2e} ({e['min']:.3e}-{e['max']:.3e})" if len(g["seeds"]) > 1
-              else " (one seed)")
-    paper = paper_value(g["task"], g["preset"], n, g.get("noise"))
-    data = Path(g["data"]["path"]).stem
-    shot = "zero-shot" if e["zero_shot"] else "trained"
-    recipe = g["label"] or g["mode"]
-    if g.get("noise") is not None:
-        recipe += f", noise {g['noise']:g}"
-    return (f"| {g['preset']} | {recipe} | {data} | {n} ({shot}) | "
-            f"{e['mean']:.3e}{spread} | {'-' if paper is None else f'{paper:.3e}'} | "
-            f"{e['h1_mean']:.2e} | {len(g['seeds'])} | {g['train_hours']:.2f} h | {g['device']} |")
-
-
-def markdown(results: dict[str, Any]) -> str:
-    """``reproduction.md``: one line per (group, resolution); details in the JSON."""
-    groups = aggregate(list(results["runs"].values()))
-    lines = [
-        "# Reproduction of Cao 2021 (Tables 2a/2b/3)", "",
-        "Relative L2 test error (mean over the test samples) of the model selected on the",
-        "validation split (the paper selected on the test set), as the mean over training seeds",
-        "± the standard deviation (min-max). `trained`: evaluated at the training resolution;",
-        "`zero-shot`: the same weights evaluated on a finer grid without retraining. Burgers",
-        "data `nugt` = viscosity 0.1/(2 pi), the value the paper states (its data section);",
-        "`nufno` = 0.1 (the FNO paper's, a much easier problem: not comparable to the paper).",
-        "Every row of reproduction.json records the dataset seed, checksum and sketch, the code",
-        "commit, the commands to rerun it, hardware and threads. `python",
-        "benchmarks/reproduce_paper.py --check-data FILE` checks a regenerated dataset against",
-        "the rows (bit for bit, or to rounding where another CPU rounds the last bits",
-        "differently).", "",
-        "| preset | recipe | data | n | ours rel. L2 (mean over seeds) | paper | rel. H1 | seeds |"
-        " train time per seed | device |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for g in groups:
-        for n in g["errors"]:
-            lines.append(_fmt_group(g, n))
-    lines += ["", "Train time: wall time of one training run (per-epoch validation included); CPU "
-              "runs share a 2-core machine with other jobs unless the row says otherwise.", ""]
-    return "\n".join(lines)
-
-
 def upgrade_legacy(entry: dict[str, Any], data_dir: Path | None) -> dict[str, Any]:
     """Complete a row written before rows recorded seeds, checksums and commands.
 
@@ -274,7 +217,7 @@ def upgrade_legacy(entry: dict[str, Any], data_dir: Path | None) -> dict[str, An
     """
     if "seed" in entry:
         return entry
-    from neuralop_fem.models import PRESETS
+    from ..models import PRESETS
 
     out = dict(entry)
     old_path = Path(str(entry["data"]))

@@ -1,10 +1,11 @@
 """Telling a regenerated dataset from other data against the reproduction rows
-(benchmarks/_data_identity.py and ``reproduce_paper.py --check-data``)."""
+(neuralop_fem.reproduce.identity and ``neuralop-fem reproduce check-data``)."""
 
 from __future__ import annotations
 
 import copy
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,17 +14,15 @@ import pytest
 
 from neuralop_fem.data import BurgersDataConfig, generate, load_dataset, save_dataset
 from neuralop_fem.data.float_paths import float_paths
+from neuralop_fem.reproduce.identity import data_matches, record_identical, same_values_checksum
+from neuralop_fem.reproduce.rows import dataset_record
+from neuralop_fem.reproduce.tables import group_key
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import _common  # noqa: E402
-import reproduce_paper  # noqa: E402
-from _data_identity import (  # noqa: E402
-    data_matches,
-    record_identical,
-    same_values_checksum,
-)
-from _reproduction_record import dataset_record, group_key  # noqa: E402
+
+def _check_data(results: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "neuralop_fem.cli", "reproduce", "check-data",
+                           *args, "--results", str(results)], capture_output=True, text=True,
+                          timeout=300, check=False)
 
 
 def _rounded_elsewhere(src: Path, out: Path, rel: float) -> Path:
@@ -117,9 +116,7 @@ def test_rows_on_a_regeneration_elsewhere_group_with_the_original(files):
     assert group_key(entry) == group_key(moved)
 
 
-def test_check_data_reports_each_case_and_completes_rows(files, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(reproduce_paper, "HERE", tmp_path)
-    monkeypatch.setattr(_common, "RESULTS", tmp_path / "results")
+def test_check_data_reports_each_case_and_completes_rows(files, tmp_path):
     bare = dataset_record(files["data"])
     del bare["sketch"]
     (tmp_path / "results").mkdir()
@@ -133,26 +130,26 @@ def test_check_data_reports_each_case_and_completes_rows(files, tmp_path, monkey
                                                   "zero_shot": False}}})
     path = tmp_path / "results" / "reproduction.json"
     path.write_text(json.dumps(stored))
-    assert reproduce_paper.main(["--check-data", str(files["elsewhere"])]) == 1
-    assert "unverifiable" in capsys.readouterr().out
-    assert reproduce_paper.main(["--check-data", str(files["again"])]) == 0
-    out = capsys.readouterr().out
-    assert "bit-identical to the data of 1 row" in out
-    assert "(reproduced_by) in the 1 row on this data" in out
+    proc = _check_data(path, str(files["elsewhere"]))
+    assert proc.returncode == 1, proc.stderr
+    assert "unverifiable" in proc.stdout
+    proc = _check_data(path, str(files["again"]))
+    assert proc.returncode == 0, proc.stderr
+    assert "bit-identical to the data of 1 row" in proc.stdout
+    assert "(reproduced_by) in the 1 row on this data" in proc.stdout
     assert "sketch" in json.loads(path.read_text())["runs"]["a"]["data"]
     assert (tmp_path / "results" / "reproduction.md").is_file()
-    assert reproduce_paper.main(["--check-data", str(files["elsewhere"])]) == 0
-    assert "the same values as the data of 1 row" in capsys.readouterr().out
-    assert reproduce_paper.main(["--check-data", str(files["changed"]),
-                                 "--check-data", str(files["again"])]) == 1
-    out = capsys.readouterr().out
-    assert "NOT the data of 1 row" in out
-    assert "bit-identical" in out
-    assert reproduce_paper.main(["--check-data", str(files["elsewhere"]),
-                                 "--rtol", "1e-20"]) == 1
-    assert reproduce_paper.main(["--check-data", str(files["viscous"])]) == 1
-    assert "no row of reproduction.json was trained on data generated" in (
-        capsys.readouterr().out)
+    proc = _check_data(path, str(files["elsewhere"]))
+    assert proc.returncode == 0, proc.stderr
+    assert "the same values as the data of 1 row" in proc.stdout
+    proc = _check_data(path, str(files["changed"]), str(files["again"]))
+    assert proc.returncode == 1
+    assert "NOT the data of 1 row" in proc.stdout
+    assert "bit-identical" in proc.stdout
+    assert _check_data(path, str(files["elsewhere"]), "--rtol", "1e-20").returncode == 1
+    proc = _check_data(path, str(files["viscous"]))
+    assert proc.returncode == 1
+    assert "no row of reproduction.json was trained on data generated" in proc.stdout
 
 
 def test_a_tampered_row_sketch_is_one_error_naming_the_row(files):
@@ -170,17 +167,11 @@ def test_a_tampered_row_sketch_is_one_error_naming_the_row(files):
     ("[1, 2]", "expected an object with `runs`"),
 ])
 def test_a_damaged_results_file_is_one_line(files, tmp_path, content, message):
-    import subprocess
-
-    env_root = tmp_path / "bench"
-    (env_root / "results").mkdir(parents=True)
-    for name in ("reproduce_paper.py", "_common.py", "_data_identity.py",
-                 "_reproduction_record.py"):
-        (env_root / name).write_text((ROOT / "benchmarks" / name).read_text())
-    (env_root / "results" / "reproduction.json").write_text(content)
-    proc = subprocess.run([sys.executable, str(env_root / "reproduce_paper.py"), "--check-data",
-                           str(files["data"])], capture_output=True, text=True, timeout=300,
-                          check=False)
+    results = tmp_path / "reproduction.json"
+    results.write_text(content)
+    proc = _check_data(results, str(files["data"]))
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert message in proc.stderr.strip().splitlines()[-1]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("neuralop-fem reproduce: error:"), proc.stderr
+    assert message in last

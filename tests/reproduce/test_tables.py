@@ -1,16 +1,19 @@
-"""Rows of benchmarks/results/reproduction.json: which rows are seeds of one recipe."""
+"""neuralop_fem.reproduce.tables: which rows of reproduction.json are seeds of one recipe, and the
+markdown the repository's rows give."""
 
 from __future__ import annotations
 
 import copy
-import sys
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from _reproduction_record import aggregate  # noqa: E402
+from neuralop_fem.reproduce.record import load_results
+from neuralop_fem.reproduce.tables import aggregate, markdown
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _row(seed: int, error: float, **train_changes: Any) -> dict[str, Any]:
@@ -55,3 +58,13 @@ def test_rows_on_different_data_are_not_pooled() -> None:
     other = _row(2, 5.0e-3)
     other["data"] = copy.deepcopy(other["data"]) | {"checksum": "sha256:cd"}
     assert len(aggregate([_row(1, 3.0e-3), other])) == 2
+
+
+def test_the_recorded_rows_give_the_recorded_tables() -> None:
+    """The repository's reproduction.md is the markdown of its reproduction.json (the rows
+    all load, and regenerating the tables changes nothing)."""
+    path = ROOT / "benchmarks" / "results" / "reproduction.json"
+    results = load_results(path)
+    assert results["runs"]
+    assert markdown(results) == path.with_suffix(".md").read_text()
+    assert all("seed" in row for row in json.loads(path.read_text())["runs"].values())

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from neuralop_fem.data.fingerprint import SAME_VALUES_RTOL, sketch_difference
+from ..data.fingerprint import SAME_VALUES_RTOL, sketch_difference
 
 __all__ = ["DataMatch", "data_matches", "record_identical", "same_values_checksum"]
 
@@ -87,7 +87,7 @@ def data_matches(results: dict[str, Any], data_row: dict[str, Any], *,
         try:
             diff = sketch_difference(sketch, data_row["sketch"])
         except ValueError as exc:
-            from neuralop_fem.errors import DatasetError
+            from ..errors import DatasetError
 
             msg = f"the data sketch of row {keys[0]!r} cannot be compared: {exc}"
             raise DatasetError(msg) from None

@@ -1,5 +1,6 @@
-"""benchmarks/reproduce_paper.py as a reader meets it: rows only of finished runs on their own
-data, and user errors as one line on stderr (the benchmark scripts share `_common.run_script`)."""
+"""``neuralop-fem reproduce`` as a reader meets it: rows only of finished runs on their own data,
+user errors as one line on stderr (the benchmark scripts share ``reproduce.script.run_script``),
+and ``benchmarks/reproduce_paper.py``, the earlier command line, still taking its options."""
 
 from __future__ import annotations
 
@@ -11,11 +12,21 @@ import pytest
 
 from neuralop_fem.data import generate
 from neuralop_fem.errors import ConfigError, RunDirectoryError
+from neuralop_fem.reproduce.record import check_recordable
+from neuralop_fem.reproduce.rows import (
+    dataset_record,
+    row_key,
+    run_scale,
+    run_tag,
+    scale_shortfalls,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from _reproduction_record import dataset_record  # noqa: E402
-from reproduce_paper import check_recordable  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "neuralop_fem.cli", "reproduce", *args],
+                          capture_output=True, text=True, timeout=300, check=False)
 
 
 def _tiny_run(data: Path, run: Path, *, epochs: int, stop_after: int | None) -> Path:
@@ -83,27 +94,72 @@ def test_other_data_than_the_runs_is_refused(files: dict[str, Path], name: str,
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--record", "{tmp}/nowhere", "--data", "{data}"], "no such directory"),
-    (["--record", "{unfinished}", "--data", "{data}"], "has not finished"),
-    (["--record", "{finished}", "--data", "{viscous}"], "not the data the run"),
-    (["--record", "{finished}", "--data", "{finished}/run.json"], "netCDF"),
-    (["--preset", "no-such-preset", "--quick"], "Unknown preset 'no-such-preset'"),
-    (["--record", "{finished}"], "--record needs --data"),
-    (["--record", "{finished}", "--data", "{data}"],
+    (["record", "{tmp}/nowhere", "--data", "{data}"], "RUN_DIR: must be an existing directory"),
+    (["record", "{unfinished}", "--data", "{data}"], "has not finished"),
+    (["record", "{finished}", "--data", "{viscous}"], "not the data the run"),
+    (["record", "{finished}", "--data", "{finished}/run.json"], "netCDF"),
+    (["run", "--preset", "no-such-preset", "--quick"], "Unknown preset 'no-such-preset'"),
+    (["record", "{finished}"], "the following arguments are required: --data"),
+    (["record", "{finished}", "--data", "{data}"],
      "not a paper-scale run of burgers-galerkin: epochs 1 (< 100), n_train 8 (< 1024)"),
+    (["tables"], "no such file"),
+    (["check-data", "{data}", "--results", "{data}"], "argument --results: must not name an input"),
 ])
 def test_user_errors_are_one_line_on_stderr(files: dict[str, Path], tmp_path: Path,
                                             args: list[str], message: str) -> None:
     names = {k: str(v) for k, v in files.items()} | {"tmp": str(tmp_path)}
     argv = [a.format(**names) for a in args]
-    argv += ["--data-dir", str(tmp_path / "data"), "--runs-dir", str(tmp_path / "runs")]
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "reproduce_paper.py"),
-                           *argv], capture_output=True, text=True, timeout=300, check=False)
+    argv += [] if "--results" in args else ["--results", str(tmp_path / "rows.json")]
+    if args[0] in ("run", "record"):
+        argv += ["--data-dir", str(tmp_path / "data")]
+    if args[0] == "run":
+        argv += ["--runs-dir", str(tmp_path / "runs")]
+    proc = _cli(*argv)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("reproduce_paper.py: error:"), proc.stderr
+    assert last.startswith("neuralop-fem reproduce"), proc.stderr
     assert message in last
+    assert not (tmp_path / "rows.json").exists()
+
+
+def test_a_finished_run_is_recorded_and_its_tables_rewritten(files: dict[str, Path],
+                                                             tmp_path: Path) -> None:
+    import json
+
+    rows = tmp_path / "rows.json"
+    proc = _cli("record", str(files["finished"]), "--data", str(files["same"]), "--quick",
+                "--label", "tiny", "--results", str(rows))
+    assert proc.returncode == 0, proc.stderr
+    [(key, row)] = json.loads(rows.read_text())["runs"].items()
+    assert proc.stdout.strip() == f"recorded {key}"
+    assert key == "burgers-galerkin|b_again|quick|tiny|seed1127802"
+    assert row["data"]["checksum"] == dataset_record(files["data"])["checksum"]
+    assert list(row["errors"]) == ["32"]  # the quick grids reach no further than the data
+    assert row["commands"]["train"].startswith("neuralop-fem train --data")
+    assert row["recorded_by"]["hardware"]["cpu"]
+    table = rows.with_suffix(".md").read_text()
+    assert "| burgers-galerkin | tiny | b_again |" in table
+    rows.with_suffix(".md").unlink()
+    proc = _cli("tables", "--results", str(rows))
+    assert proc.returncode == 0, proc.stderr
+    assert rows.with_suffix(".md").read_text() == table
+
+
+def test_the_earlier_command_line_still_runs(files: dict[str, Path], tmp_path: Path) -> None:
+    """The reproduce commands recorded in reproduction.json name benchmarks/reproduce_paper.py
+    with the options of its time: it passes them on to ``neuralop-fem reproduce``."""
+    script = ROOT / "benchmarks" / "reproduce_paper.py"
+    proc = subprocess.run([sys.executable, str(script), "--record", str(files["unfinished"]),
+                           "--data", str(files["data"]), "--data-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 2
+    assert "has not finished" in proc.stderr.strip().splitlines()[-1]
+    proc = subprocess.run([sys.executable, str(script), "--check-data", str(files["viscous"]),
+                           "--results", str(tmp_path / "rows.json")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "no row of rows.json" in proc.stdout
 
 
 @pytest.mark.parametrize(("script", "args", "message"), [
@@ -134,7 +190,7 @@ def test_benchmark_scripts_refuse_bad_input_in_one_line(tmp_path: Path, script: 
 
 def test_run_script_reports_a_bug_as_an_internal_error(capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
-    from _common import run_script
+    from neuralop_fem.reproduce.script import run_script
 
     def broken(argv: list[str]) -> int:
         msg = "boom"
@@ -149,8 +205,6 @@ def test_run_script_reports_a_bug_as_an_internal_error(capsys: pytest.CaptureFix
 
 
 def test_the_inverse_problems_noise_levels_have_their_own_runs_and_rows() -> None:
-    from reproduce_paper import row_key, run_tag
-
     tags = {run_tag("darcy-inverse-galerkin", "darcy_n421_N1224", "reduced", 1, label="",
                     noise=eps) for eps in (0.0, 0.01, 0.1)}
     keys = {row_key("darcy-inverse-galerkin", "darcy_n421_N1224", "reduced", 1, label="",
@@ -166,8 +220,6 @@ def test_the_inverse_problems_noise_levels_have_their_own_runs_and_rows() -> Non
 
 
 def test_a_row_states_the_scale_its_run_had() -> None:
-    from _reproduction_record import run_scale, scale_shortfalls
-
     info = {"train_config": {"epochs": 100, "n_train": 1000, "n_val": 100, "n_test": 100,
                              "resolution": 512},
             "epochs_completed": 100, "data": {"n_samples": 1224, "grid": [8192]}}
@@ -182,3 +234,40 @@ def test_a_row_states_the_scale_its_run_had() -> None:
     assert scale_shortfalls(small, paper) == [
         "epochs 1 (< 100)", "n_train 8 (< 1000)", "resolution 64 (not 512)",
         "epochs_completed 1 (< 100)"]
+
+
+@pytest.mark.slow  # two trainings and a generation: about two minutes on a shared 2-core CPU
+def test_a_quick_reproduction_resumes_and_records_a_row_that_reruns_it(tmp_path: Path) -> None:
+    import json
+
+    dirs = ["--data-dir", str(tmp_path / "data"), "--runs-dir", str(tmp_path / "runs"),
+            "--results", str(tmp_path / "rows.json"), "--device", "cpu"]
+    proc = _cli("run", "--quick", "--max-epochs-this-call", "1", *dirs)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # 1 of 2 epochs: nothing recorded yet
+    assert not (tmp_path / "rows.json").exists()
+    proc = _cli("run", "--quick", *dirs)
+    assert proc.returncode == 0, proc.stderr
+    [(key, row)] = json.loads((tmp_path / "rows.json").read_text())["runs"].items()
+    assert proc.stdout.startswith(f"recorded {key}: n=64: ")
+    assert row["commands"]["reproduce"] == (
+        "neuralop-fem reproduce run --preset burgers-galerkin --seed 1127802 --viscosity gt "
+        "--data-seed 0 --quick")
+    assert row["epochs_completed"] == 2
+    assert sorted(row["errors"], key=int) == ["64", "128", "256"]
+    assert row["data"]["generate_command"].startswith("neuralop-fem generate burgers")
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"viscosity": "thin"}, "`viscosity` must be one of ['fno', 'gt'] or a positive number"),
+    ({"viscosity": "-0.1"}, "`viscosity` must be one of"),
+    ({"epochs": 0}, "`epochs` must be None or an integer >= 1; got 0"),
+    ({"overrides": ("d_model",)}, "`overrides` must be KEY=VALUE items"),
+    ({"quick": True, "reduced": True}, "two scales"),
+])
+def test_reproduction_settings_are_checked(changes: dict, message: str) -> None:
+    from neuralop_fem.reproduce.driver import ReproduceSettings
+
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        ReproduceSettings(**changes)
+    assert ReproduceSettings(viscosity="0.05").viscosity == "0.05"

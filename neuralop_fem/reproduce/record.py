@@ -1,0 +1,283 @@
+"""Recording a finished run as a row of ``reproduction.json``, and checking a dataset file.
+
+:func:`build_row` evaluates a finished run on its test split (refusing an unfinished run, other
+data than the run's, or a scale its mode does not have) and builds its row;
+:func:`merge_rows` adds rows to a results file and rewrites its markdown; :func:`check_data`
+says whether a (regenerated) file holds the data of recorded rows.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+from .identity import data_matches, record_identical, same_values_checksum
+from .rows import (
+    SCALE_FIELDS,
+    changes,
+    dataset_record,
+    row_key,
+    run_scale,
+    scale_shortfalls,
+    train_command,
+    upgrade_legacy,
+)
+from .tables import markdown
+
+__all__ = ["MODES", "QUICK", "REDUCED", "build_row", "check_data", "check_recordable",
+           "check_scale", "load_results", "merge_rows", "mode_of", "save_results"]
+
+#: The modes of a row: the paper's scale, a CPU-sized Darcy scale, a tiny smoke run.
+MODES = ("paper", "reduced", "quick")
+#: Tiny settings of the ``quick`` mode (a smoke run of every step, not a reproduction).
+QUICK: dict[str, Any] = {
+    "burgers": {"data_n": 256, "samples": 40, "train_n": 64, "eval_n": (64, 128, 256)},
+    "darcy": {"data_n": 29, "samples": 30, "train_n": 15},
+    "darcy-inverse": {"train_n": 29},  # 29 -> 8 (the 141 -> 36 rule), reachable by pooling
+    "split": {"n_train": 20, "n_val": 5, "n_test": 5},
+    "epochs": 2,
+    "model": {"transformer1d": {"d_model": 16, "num_layers": 2, "d_ff": 32, "freq_dim": 8,
+                                "modes": 4, "decoder_ff": 8},
+              "transformer2d": {"d_model": 12, "num_layers": 1, "d_ff": 16, "freq_dim": 8,
+                                "modes": 3, "decoder_ff": 8},
+              "fno1d": {"width": 8, "modes": 4, "projection": 16, "num_layers": 2},
+              "fno2d": {"width": 8, "modes": 3, "projection": 16, "num_layers": 2}},
+}
+#: The ``reduced`` mode: a CPU-sized Darcy configuration, labelled as such in the results.
+#: lr_max 5e-4: with 64 steps per epoch the one-cycle warm-up is only 384 steps, and at the
+#: paper's 1e-3 the first reduced run blew up at the peak (epoch 7) and never recovered.
+REDUCED = {"n_train": 256, "n_val": 50, "n_test": 100, "epochs": 20, "resolution": 85,
+           "lr_max": 5e-4}
+#: The paper's evaluation grids of the Burgers rows (trained at 512, zero-shot above).
+BURGERS_GRIDS = (512, 2048, 8192)
+
+
+def mode_of(task: str, *, quick: bool, reduced: bool) -> str:
+    """The row's mode: ``quick``, ``reduced`` (Darcy tasks only) or ``paper``."""
+    if quick:
+        return "quick"
+    return "reduced" if reduced and task != "burgers" else "paper"
+
+
+def noise_of(task: str, noise: float) -> float | None:
+    """The noise level that tells runs apart: the inverse problem's, None for the others."""
+    from solvers.problems import get_problem
+
+    return float(noise) if get_problem(task).inverse else None
+
+
+def check_recordable(info: dict[str, Any], run_dir: Path, data_row: dict[str, Any]) -> None:
+    """Refuse to record a run that has not finished, or a dataset other than the run's.
+
+    The dataset must have been generated with the settings and sample count of the data the run
+    was trained on (its path may differ: a file regenerated from the recorded seed is fine).
+
+    Raises
+    ------
+    RunDirectoryError
+        The run has not finished.
+    ConfigError
+        The dataset is not the one the run was trained on.
+    """
+    from ..errors import ConfigError, RunDirectoryError
+
+    if info["status"] != "finished":
+        msg = (f"RUN_DIR {run_dir}: the run has not finished (status {info['status']!r}; "
+               f"run.json counts {info['epochs_completed']} of {info['train_config']['epochs']} "
+               "epochs at the end of its last training call); finish it with its train "
+               "command first")
+        raise RunDirectoryError(msg)
+    trained = info.get("data") or {}
+    if trained.get("problem") not in (None, data_row["problem"]):
+        msg = (f"--data {data_row['path']}: a {data_row['problem']} dataset, but the run "
+               f"{run_dir} was trained on {trained['problem']} data")
+        raise ConfigError(msg)
+    config_json = trained.get("config_json")
+    settings = json.loads(config_json).get("settings") if config_json else None
+    if settings is None or data_row["settings"] is None:
+        return
+    # Keys one side lacks were added to the generator later: compare the common ones.
+    given = data_row["settings"]
+    differ = [f"{k}: {given[k]!r} (trained on {settings[k]!r})"
+              for k in sorted(set(settings) & set(given)) if settings[k] != given[k]]
+    if trained.get("n_samples") not in (None, data_row["n_samples"]):
+        differ.append(f"n_samples: {data_row['n_samples']} (trained on {trained['n_samples']})")
+    if differ:
+        msg = (f"--data {data_row['path']}: not the data the run {run_dir} was trained on; "
+               f"it differs in {'; '.join(differ)}")
+        raise ConfigError(msg)
+
+
+def check_scale(info: dict[str, Any], run_dir: Path, mode: str) -> None:
+    """Refuse a row whose mode (``paper``, ``reduced``) claims a scale the run did not have:
+    fewer epochs or training samples, or another grid, than the preset (with :data:`REDUCED`
+    for ``reduced``). Smaller runs are recorded with ``--quick``, which says so."""
+    from ..errors import ConfigError
+    from ..training import training_preset
+
+    if mode == "quick":
+        return
+    preset = training_preset(str(info["preset"]))
+    if mode == "reduced":
+        preset = preset.replace(**REDUCED)
+    claimed = {k: getattr(preset, k) for k in SCALE_FIELDS}
+    short = scale_shortfalls(info, claimed)
+    if short:
+        msg = (f"RUN_DIR {run_dir}: not a {mode}-scale run of {info['preset']}: "
+               f"{', '.join(short)}; a {mode} row must have the {mode} scale (record a smaller "
+               "run with --quick, which labels it so)")
+        raise ConfigError(msg)
+
+
+def build_row(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bool,
+              eval_device: str | None, reproduce: str | None,
+              training_commit: str | None = None) -> dict[str, Any]:
+    """Evaluate a finished run on its test split and build its row.
+
+    Burgers runs are evaluated on the paper's grids (:data:`BURGERS_GRIDS`; the quick mode's
+    three grids), the others on their training grid. ``reproduce``: the command that reruns
+    everything (None for a run trained by hand); ``training_commit``: the code commit of a
+    run whose run.json predates recording it.
+    """
+    from solvers.problems import get_problem
+
+    from ..environment import environment_record
+    from ..evaluation import evaluate_run
+    from ..training import read_run_info
+
+    info = read_run_info(run_dir)
+    data_row = dataset_record(Path(data))
+    check_recordable(info, run_dir, data_row)
+    task = info["task"]
+    mode = mode_of(task, quick=quick, reduced=reduced)
+    check_scale(info, run_dir, mode)
+    if task == "burgers" and quick:  # the quick grids the data reaches, and the training one
+        reachable = get_problem(task).reachable(int(data_row["resolution"]))
+        resolutions = tuple(sorted({info["resolution"], *(
+            n for n in QUICK["burgers"]["eval_n"] if n in reachable)}))
+    elif task == "burgers":
+        resolutions = BURGERS_GRIDS
+    else:
+        resolutions = (info["resolution"],)
+    errors, commands = {}, []
+    for n in resolutions:
+        res = evaluate_run(run_dir, data, resolution=n, indices="test", device=eval_device)
+        errors[str(n)] = {"rel_l2": res["summary"]["rel_l2"], "rel_h1": res["summary"]["rel_h1"],
+                          "output_resolution": res["output_resolution"],
+                          "zero_shot": n != info["resolution"]}
+        commands.append(f"neuralop-fem evaluate {shlex.quote(str(run_dir))} --data "
+                        f"{shlex.quote(str(data))} --resolution {n}")
+    model_changes, train_changes = changes(info)
+    seed = int(info["train_config"]["seed"])
+    noise = noise_of(task, info["train_config"]["noise"])
+    key = row_key(info["preset"], Path(data).stem, mode, seed, label=label, noise=noise)
+    code = info.get("code") or {"commit": training_commit, "dirty": None,
+                                "source": "--training-commit" if training_commit else None}
+    return {
+        "key": key, "preset": info["preset"], "label": label, "mode": mode, "task": task,
+        "seed": seed, "data": data_row,
+        "noise": info["train_config"]["noise"] if noise is not None else None,
+        "run_dir": str(run_dir), "model_config": info["model_config"],
+        "train_config": info["train_config"], "model_changes": model_changes,
+        "train_changes": train_changes, "n_parameters": info["n_parameters"],
+        "epochs_completed": info["epochs_completed"], "best_epoch": info["best_epoch"],
+        "best_val_rel_l2": info["best_val_rel_l2"],
+        "test_rel_l2_best": info.get("test_rel_l2_best"),
+        "test_rel_l2_final": info.get("test_rel_l2_final"),
+        "train_wall_time_s": info["wall_time_s"], "device": info["device"],
+        "hardware": info["hardware"], "versions": info["versions"], "training_code": code,
+        "commands": {"reproduce": reproduce,
+                     "train": train_command(info, Path(data), run_dir, model_changes,
+                                            train_changes),
+                     "evaluate": commands},
+        "scale": run_scale(info), "errors": errors, "recorded_by": environment_record(),
+        "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def load_results(path: Path) -> dict[str, Any]:
+    """The rows of ``path`` (none if it does not exist).
+
+    Raises
+    ------
+    DatasetError
+        ``path`` is not JSON, or not an object with a ``runs`` object.
+    """
+    from ..errors import DatasetError
+
+    if not path.is_file():
+        return {"runs": {}}
+    try:
+        results = json.loads(path.read_text())
+    except ValueError as exc:
+        msg = f"{path}: not a results file (invalid JSON: {exc})"
+        raise DatasetError(msg) from None
+    if not isinstance(results, dict) or not isinstance(results.get("runs"), dict):
+        msg = f"{path}: not a results file (expected an object with `runs`)"
+        raise DatasetError(msg)
+    return results
+
+
+def save_results(path: Path, results: dict[str, Any]) -> tuple[Path, Path]:
+    """Write ``path`` (JSON) and the markdown tables beside it (``.md``), atomically."""
+    from .results import write_results
+
+    return write_results(path.parent, path.stem, results, markdown(results))
+
+
+def merge_rows(entries: list[dict[str, Any]], path: Path, *, quick: bool,
+               data_dir: Path | None) -> list[str]:
+    """Add rows to the results file ``path`` (completing rows of the older format with the
+    files of ``data_dir``) and rewrite its markdown. Returns one line per row recorded on a
+    regeneration of recorded data (other checksum, the same values up to rounding)."""
+    results = load_results(path)
+    results["quick"] = quick
+    results["runs"] = {k: upgrade_legacy(v, data_dir) for k, v in results["runs"].items()}
+    notes = []
+    for entry in entries:
+        same = same_values_checksum(results, entry["data"])
+        if same is not None:
+            entry["data"]["same_values_as"] = same
+            notes.append(f"{entry['data']['path']}: checksum {entry['data']['checksum']}, the "
+                         f"values of the rows' data {same['checksum']} up to rounding "
+                         f"(estimated relative difference {same['difference']:.1e})")
+        results["runs"][entry["key"]] = entry
+    save_results(path, results)
+    return notes
+
+
+def check_data(paths: list[Path], results_path: Path, rtol: float) -> tuple[list[str], bool]:
+    """Say for each file of ``paths`` whether it holds the data of rows of ``results_path``.
+
+    One line per recorded dataset generated with the file's settings: bit-identical, the same
+    values up to rounding (another CPU's last bits), different, or unverifiable (the rows
+    predate sketches and the checksums differ). A bit-identical file completes its rows: their
+    sketch if they lack one, and the kernel choices it was written with (``reproduced_by``);
+    the results file is then rewritten. Returns the lines and whether every file holds some
+    rows' data.
+    """
+    results = load_results(results_path)
+    ok, changed, lines = True, False, []
+    for data in paths:
+        row = dataset_record(data)
+        matches = data_matches(results, row, rtol=rtol)
+        if not matches:
+            lines.append(f"{data}: no row of {results_path.name} was trained on data generated "
+                         f"with these settings ({row['problem']}, seed {row['dataset_seed']}, "
+                         f"{row['n_samples']} samples; checksum {row['checksum']})")
+            ok = False
+            continue
+        lines += [f"{data}: {m.describe(row['checksum'], rtol)}" for m in matches]
+        added = record_identical(results, row)
+        if added:
+            lines.append(f"{data}: recorded its sketch and the kernel choices that wrote it "
+                         f"(reproduced_by) in the {len(added)} row"
+                         f"{'s' if len(added) != 1 else ''} on this data")
+            changed = True
+        ok = ok and matches[0].verdict in ("identical", "same values")
+    if changed:
+        save_results(results_path, results)
+    return lines, ok
