@@ -40,8 +40,8 @@ from . import checkpoint as ck
 from . import optim
 from . import resume as rs
 from ._env import environment_info
-from .amp import AmpForward
-from .config import RESUME_FREE_FIELDS, TrainConfig
+from .amp import AmpChoice, AmpForward, resolve_amp
+from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
@@ -111,14 +111,20 @@ class Trainer:
                    f"got {type(model_config).__name__}.")
             raise ConfigError(msg)
         self.run_dir = Path(run_dir)
-        self.config, self.model_config, self.preset = config, model_config, preset
         self.ctx, self.device = DistContext.from_env(config.device)
+        #: The resolved precision (``config.amp`` holds its ``amp``): :func:`.amp.resolve_amp`.
+        self.amp_choice: AmpChoice = resolve_amp(config.amp, self.device)
+        config = config.replace(amp=self.amp_choice.amp)
+        self.config, self.model_config, self.preset = config, model_config, preset
         self._t_start = time.perf_counter()
         path = None if isinstance(data, xr.Dataset) else data
         dataset = open_data(data)  # opened (and validated) once
         check_problem(dataset, config, preset=preset)  # before touching run_dir
         self._identity_value = self._identity(data)
         self._lock = None
+        self._threads_before = torch.get_num_threads()
+        if config.threads is not None:
+            torch.set_num_threads(config.threads)
         try:
             self._setup(data, dataset, path, overwrite=overwrite)
         except BaseException:
@@ -126,9 +132,11 @@ class Trainer:
             raise
 
     def _setup(self, data: Any, dataset: xr.Dataset, path: Any, *, overwrite: bool) -> None:
+        resume = self._check_run_dir(data, overwrite=overwrite)
         config, model_config, preset = self.config, self.model_config, self.preset
         family = model_config.family
-        resume = self._check_run_dir(data, overwrite=overwrite)
+        if self.ctx.is_main:
+            _log.info("%s", self.amp_choice.note)
 
         torch.manual_seed(config.seed)  # model initialisation
         model = MODEL_FAMILIES[family][1](model_config)
@@ -199,9 +207,22 @@ class Trainer:
                 raise ConfigError(msg)
             return None
         state = rs.read_last(last)
+        self._keep_recorded_amp(state, data)
         rs.check_resumable(state, last, config=self.config, identity=self._identity_value,
                            status=status)
         return state
+
+    def _keep_recorded_amp(self, state: rs.LastState, data: Any) -> None:
+        """``amp="auto"`` resumes a run in the precision it started with (on another machine
+        auto may resolve otherwise; an explicit ``amp`` is compared as any other setting)."""
+        if self.amp_choice.requested != "auto":
+            return
+        recorded = {**added_defaults(state["identity"]), **state["identity"]}.get("amp")
+        if recorded in ("none", "bf16") and recorded != self.config.amp:
+            self.amp_choice = AmpChoice(str(recorded), "auto", "the precision this run "
+                                        f"started with (here auto gives {self.config.amp})")
+            self.config = self.config.replace(amp=recorded)
+            self._identity_value = self._identity(data)
 
     def _recorded_status(self) -> str | None:
         """``status`` of ``run.json``; None when it is missing or unreadable (rewritten later)."""
@@ -266,6 +287,7 @@ class Trainer:
             "ood_reference": d.ood_reference,
             "sample_counts": {k: int(v.size) for k, v in d.splits.items()},
             "device": str(self.device),
+            "precision": self.amp_choice.to_dict(),
             "world_size": self.ctx.world_size,
             **env,
             "peak_lr": peak_lr(self.config, steps_per_epoch=self.steps_per_epoch),
@@ -477,9 +499,11 @@ class Trainer:
             self._lock = None
 
     def close(self) -> None:
-        """Release the run directory and tear down a process group this trainer created."""
+        """Release the run directory, tear down a process group this trainer created and give
+        torch back the thread count it had before (``config.threads``)."""
         self._release()
         self.ctx.close()
+        torch.set_num_threads(self._threads_before)
 
     def __enter__(self) -> Trainer:
         return self
