@@ -43,7 +43,7 @@ __all__ = ["COMMANDS", "build_parser", "error_message", "main"]
 #: with ``_`` replaced by ``-`` (``import_mat`` -> ``import-mat``).
 COMMANDS: tuple[str, ...] = (
     "generate", "info", "plot", "import_mat", "import", "export", "check", "train", "evaluate",
-    "compare", "demo",
+    "compare", "demo", "zoo",
 )
 
 #: One-line summaries shown by ``neuralop-fem --help`` without importing the modules.
@@ -59,6 +59,7 @@ _SUMMARIES: dict[str, str] = {
     "evaluate": "relative L2 / H1 errors of a trained run on a dataset",
     "compare": "compare a surrogate against the classical solver and write a report",
     "demo": "the main job: a small end-to-end run on this machine",
+    "zoo": "list, show and add the trained surrogates shipped with the package",
 }
 
 _log = logging.getLogger("neuralop_fem")
