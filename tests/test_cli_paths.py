@@ -64,6 +64,7 @@ def test_every_writing_command_declares_its_paths():
         "evaluate": ({"--out"}, {"RUN_DIR", "--data"}),
         "compare": ({"--out"}, {"RUN_DIR", "--data"}),
         "demo": ({"--out"}, set()),
+        "zoo": ({"--zoo-dir"}, {"--zoo-dir", "RUN_DIR", "--data", "--report"}),
     }
     assert set(expected) == {c.replace("_", "-") for c in COMMANDS}
     for command, (outputs, inputs) in expected.items():

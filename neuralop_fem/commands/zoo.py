@@ -27,9 +27,11 @@ __all__ = ["register", "run"]
 
 
 def _zoo_dir(parser: argparse.ArgumentParser, *, output: bool, nested: bool = True) -> None:
-    # nested: not set unless given, so `zoo --zoo-dir DIR list` keeps the parent's value
-    parser.add_argument("--zoo-dir", dest="zoo_dir", type=output_dir if output else input_dir,
-                        metavar="DIR", default=argparse.SUPPRESS if nested else None,
+    # nested: not set unless given, so `zoo --zoo-dir DIR list` keeps the parent's value;
+    # `add` writes into it (its own destination, an output of the command)
+    parser.add_argument("--zoo-dir", dest="zoo_out" if output else "zoo_dir",
+                        type=output_dir if output else input_dir, metavar="DIR",
+                        default=argparse.SUPPRESS if nested and not output else None,
                         help="a zoo directory other than the package's")
 
 
@@ -109,7 +111,7 @@ def _add(args: argparse.Namespace) -> int:
     from ..zoo.pack import add_to_zoo
 
     target = add_to_zoo(args.run_dir, name=args.name, data=args.data,
-                        resolutions=args.resolutions, report=args.report, root=args.zoo_dir,
+                        resolutions=args.resolutions, report=args.report, root=args.zoo_out,
                         overwrite=args.overwrite,
                         device=None if args.device in (None, "auto") else args.device)
     sys.stdout.write(f"added {args.name} to the zoo: {target}\n")

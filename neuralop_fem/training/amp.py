@@ -24,7 +24,8 @@ from ..errors import ConfigError
 from ..models import NormalizedOperator
 from .config import AMP_CHOICES
 
-__all__ = ["AMP_CHOICES", "AmpChoice", "AmpForward", "cpu_bf16_features", "resolve_amp"]
+__all__ = ["AMP_CHOICES", "AmpChoice", "AmpForward", "cpu_bf16_features", "resolve_amp",
+           "resumed"]
 
 #: CPU instruction-set flags (Linux ``/proc/cpuinfo`` names) that compute bf16 natively.
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -124,6 +125,21 @@ def resolve_amp(requested: str, device: torch.device, *,
         return AmpChoice("bf16", requested, f"as requested; {why}, so bf16 is emulated and "
                          "likely slower than float32")
     return AmpChoice(requested, requested, "as requested")
+
+
+def resumed(choice: AmpChoice, recorded: object) -> AmpChoice:
+    """The choice of a resumed run that started in precision ``recorded``: ``amp="auto"``
+    keeps the run's (on another machine auto may resolve otherwise); an explicit choice is
+    compared with the record like any other setting, so ``choice`` itself.
+
+    >>> here = resolve_amp("auto", torch.device("cpu"), cpu_flags=())
+    >>> resumed(here, "bf16").amp
+    'bf16'
+    """
+    if choice.requested != "auto" or recorded not in ("none", "bf16") or recorded == choice.amp:
+        return choice
+    return AmpChoice(str(recorded), "auto",
+                     f"the precision this run started with (here auto gives {choice.amp})")
 
 
 class AmpForward(nn.Module):

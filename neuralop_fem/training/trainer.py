@@ -40,7 +40,7 @@ from . import checkpoint as ck
 from . import optim
 from . import resume as rs
 from ._env import environment_info
-from .amp import AmpChoice, AmpForward, resolve_amp
+from .amp import AmpChoice, AmpForward, resolve_amp, resumed
 from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
@@ -56,10 +56,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["AmpForward", "Trainer", "make_optimizer", "make_scheduler"]
 
 _log = logging.getLogger(__name__)
-
-
-def _flat(prefix: str, d: dict[str, Any]) -> dict[str, Any]:
-    return {f"{prefix}{k}": v for k, v in d.items()}
 
 
 class Trainer:
@@ -112,8 +108,7 @@ class Trainer:
             raise ConfigError(msg)
         self.run_dir = Path(run_dir)
         self.ctx, self.device = DistContext.from_env(config.device)
-        #: The resolved precision (``config.amp`` holds its ``amp``): :func:`.amp.resolve_amp`.
-        self.amp_choice: AmpChoice = resolve_amp(config.amp, self.device)
+        self.amp_choice: AmpChoice = resolve_amp(config.amp, self.device)  # in run.json too
         config = config.replace(amp=self.amp_choice.amp)
         self.config, self.model_config, self.preset = config, model_config, preset
         self._t_start = time.perf_counter()
@@ -122,9 +117,8 @@ class Trainer:
         check_problem(dataset, config, preset=preset)  # before touching run_dir
         self._identity_value = self._identity(data)
         self._lock = None
-        self._threads_before = torch.get_num_threads()
-        if config.threads is not None:
-            torch.set_num_threads(config.threads)
+        self._threads_before = torch.get_num_threads()  # given back by close()
+        torch.set_num_threads(config.threads or self._threads_before)
         try:
             self._setup(data, dataset, path, overwrite=overwrite)
         except BaseException:
@@ -187,8 +181,8 @@ class Trainer:
         path = None if isinstance(data, xr.Dataset) else os.path.abspath(os.fspath(data))
         train = {k: v for k, v in self.config.to_dict().items() if k not in RESUME_FREE_FIELDS}
         return {
-            "preset": self.preset, "data_path": path, **_flat("", train),
-            **_flat("model.", self.model_config.to_dict()),
+            "preset": self.preset, "data_path": path, **train,
+            **{f"model.{k}": v for k, v in self.model_config.to_dict().items()},
         }
 
     def _check_run_dir(self, data: Any, *, overwrite: bool) -> dict[str, Any] | None:
@@ -207,22 +201,14 @@ class Trainer:
                 raise ConfigError(msg)
             return None
         state = rs.read_last(last)
-        self._keep_recorded_amp(state, data)
+        recorded = {**added_defaults(state["identity"]), **state["identity"]}.get("amp")
+        choice = resumed(self.amp_choice, recorded)  # auto: the precision the run started in
+        if choice is not self.amp_choice:
+            self.amp_choice, self.config = choice, self.config.replace(amp=choice.amp)
+            self._identity_value = self._identity(data)
         rs.check_resumable(state, last, config=self.config, identity=self._identity_value,
                            status=status)
         return state
-
-    def _keep_recorded_amp(self, state: rs.LastState, data: Any) -> None:
-        """``amp="auto"`` resumes a run in the precision it started with (on another machine
-        auto may resolve otherwise; an explicit ``amp`` is compared as any other setting)."""
-        if self.amp_choice.requested != "auto":
-            return
-        recorded = {**added_defaults(state["identity"]), **state["identity"]}.get("amp")
-        if recorded in ("none", "bf16") and recorded != self.config.amp:
-            self.amp_choice = AmpChoice(str(recorded), "auto", "the precision this run "
-                                        f"started with (here auto gives {self.config.amp})")
-            self.config = self.config.replace(amp=recorded)
-            self._identity_value = self._identity(data)
 
     def _recorded_status(self) -> str | None:
         """``status`` of ``run.json``; None when it is missing or unreadable (rewritten later)."""
@@ -499,8 +485,7 @@ class Trainer:
             self._lock = None
 
     def close(self) -> None:
-        """Release the run directory, tear down a process group this trainer created and give
-        torch back the thread count it had before (``config.threads``)."""
+        """Release the run directory, end a process group it created, restore torch's threads."""
         self._release()
         self.ctx.close()
         torch.set_num_threads(self._threads_before)

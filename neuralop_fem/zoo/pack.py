@@ -236,7 +236,6 @@ def add_to_zoo(
 def _card(name: str, info: dict[str, Any], data: dict[str, Any], errors: list[dict[str, Any]],
           verdict: dict[str, Any] | None, weights: Path) -> dict[str, Any]:
     from .. import __version__
-    from ..training._env import code_version
 
     train = info["train_config"]
     return {
@@ -265,5 +264,5 @@ def _card(name: str, info: dict[str, Any], data: dict[str, Any], errors: list[di
         },
         "test": {"indices": list(info["splits"]["test"]), "errors": errors},
         "fair_verdict": verdict,
-        "packed": {"neuralop_fem_version": __version__, "code": code_version()},
+        "packed": {"neuralop_fem_version": __version__},
     }
