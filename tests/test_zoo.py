@@ -241,3 +241,23 @@ def test_an_unfinished_run_is_refused(tmp_path, burgers_file, capsys):
                  str(burgers_file), "--zoo-dir", str(tmp_path / "zoo")]) == 2
     assert "must hold a finished run" in capsys.readouterr().err
     assert not (tmp_path / "zoo" / "half").exists()
+
+
+@pytest.mark.skipif("burgers-fno" not in available(), reason="burgers-fno is not in the zoo")
+def test_the_first_minute_of_using_a_surrogate_runs_as_written(tmp_path):
+    """docs/using_a_surrogate.md starts from a zoo model: its first code block, as written."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "using_a_surrogate.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary, errors = done.stdout.strip().splitlines()
+    assert summary == read_card("burgers-fno")["summary"]
+    values = np.array(errors.strip("[]").split(), dtype=float)
+    # four fresh initial conditions: within a factor 5 of the card's mean test error (1.1e-2)
+    mean = read_card("burgers-fno")["test"]["errors"][0]["rel_l2_mean"]
+    assert values.shape == (4,)
+    assert (values < 5 * mean).all(), values
