@@ -73,30 +73,6 @@ def test_zoo_model_loads_weights_only_and_matches_its_card(name):
                                        err_msg=f"{name} {key} at n={entry['resolution']}")
 
 
-def test_generate_samples_equals_the_generated_file(burgers_file, darcy_file):
-    for path, problem in ((burgers_file, "burgers"), (darcy_file, "darcy")):
-        with xr.open_dataset(path) as full:
-            settings = json.loads(full.attrs["config_json"])["settings"]
-            fixed = {k: settings.pop(k) for k in ("problem", "resolution", "dataset_seed",
-                                                  "dtype")}
-            part = generate_samples(problem, [5, 2], resolution=fixed["resolution"],
-                                    seed=fixed["dataset_seed"],
-                                    config=config_class(problem).from_stored(settings))
-            assert part["sample"].values.tolist() == [5, 2]
-            for var in part.data_vars:
-                if var in ("solve_time", "iterations", "residual"):
-                    continue
-                want = full[var].isel(sample=[5, 2]).values
-                # batched solves agree with other batchings to round-off
-                np.testing.assert_allclose(part[var].values, want, rtol=1e-12, atol=1e-14,
-                                           err_msg=f"{problem} {var}")
-            assert part.attrs["dataset_seed"] == full.attrs["dataset_seed"]
-    with pytest.raises(ConfigError, match="distinct sample indices >= 0; got \\[1, 1\\]"):
-        generate_samples("burgers", [1, 1], resolution=64)
-    with pytest.raises(ConfigError, match="must be a BurgersDataConfig"):
-        generate_samples("burgers", [0], config=config_class("darcy")())
-
-
 # -- packing a run -----------------------------------------------------------------------------
 
 CFG = TrainConfig(task="burgers", epochs=1, batch_size=4, n_train=16, n_val=4, n_test=4,
