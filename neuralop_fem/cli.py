@@ -43,7 +43,7 @@ __all__ = ["COMMANDS", "build_parser", "error_message", "main"]
 #: with ``_`` replaced by ``-`` (``import_mat`` -> ``import-mat``).
 COMMANDS: tuple[str, ...] = (
     "generate", "info", "plot", "import_mat", "import", "export", "check", "train", "evaluate",
-    "compare", "demo", "reproduce",
+    "compare", "demo", "reproduce", "zoo",
 )
 
 #: One-line summaries shown by ``neuralop-fem --help`` without importing the modules.
@@ -60,6 +60,7 @@ _SUMMARIES: dict[str, str] = {
     "compare": "compare a surrogate against the classical solver and write a report",
     "demo": "the main job: a small end-to-end run on this machine",
     "reproduce": "reproduce the paper's tables and record each run traceably",
+    "zoo": "list, show and add the trained surrogates shipped with the package",
 }
 
 _log = logging.getLogger("neuralop_fem")

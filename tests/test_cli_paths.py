@@ -66,6 +66,7 @@ def test_every_writing_command_declares_its_paths():
         "demo": ({"--out"}, set()),
         # --results is checked by the command itself (it is both read and written)
         "reproduce": (set(), {"RUN_DIR", "--data", "FILE.nc"}),
+        "zoo": ({"--zoo-dir"}, {"--zoo-dir", "RUN_DIR", "--data", "--report"}),
     }
     assert set(expected) == {c.replace("_", "-") for c in COMMANDS}
     for command, (outputs, inputs) in expected.items():

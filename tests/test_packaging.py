@@ -104,3 +104,13 @@ def test_exclusive_lock_refuses_a_symbolic_link(tmp_path):
     with pytest.raises(OSError, match="must not be a symbolic link"):
         ExclusiveLock(tmp_path / ".lock", busy=Busy("busy"))
     assert target.read_text() == "keep me"
+
+
+def test_wheel_holds_the_model_zoo(wheel):
+    from neuralop_fem.zoo import CARD, CARD_MD, ENTRIES, WEIGHTS, available
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in available():
+        for file in (CARD, CARD_MD, "run.json", WEIGHTS):
+            path = (ENTRIES / name / file).relative_to(ROOT).as_posix()
+            assert path in names, path

@@ -46,6 +46,7 @@ __all__ = [
     "output_file",
     "path_options",
     "plain_text",
+    "run_dir",
 ]
 
 #: Largest integer an option accepts: every integer is stored (netCDF, JSON, torch) as int64.
@@ -211,6 +212,23 @@ input_file = _path_type(_input_file_problem, "input file")
 input_dir = _path_type(_input_dir_problem, "input directory")
 output_file = _path_type(_output_file_problem, "output file")
 output_dir = _path_type(_output_dir_problem, "output directory")
+
+
+def run_dir(text: str) -> Path:
+    """An argparse type: a run directory, or ``zoo:NAME`` (a model of the zoo shipped with
+    the package: its directory, :func:`neuralop_fem.zoo.resolve_run_dir`)."""
+    if text.startswith("zoo:"):
+        from ..errors import InputError
+        from ..zoo import resolve_run_dir
+
+        try:
+            return resolve_run_dir(text)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc).rstrip(".")) from None
+    return input_dir(text)
+
+
+run_dir.role = "input"  # type: ignore[attr-defined]  # read by check_paths_apart
 
 
 def _real(path: Path) -> Path:

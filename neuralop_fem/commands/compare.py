@@ -22,12 +22,12 @@ from ._options import (
     check_new_output_dir,
     device,
     indices,
-    input_dir,
     input_file,
     int_range,
     naming,
     output_dir,
     plain_text,
+    run_dir,
 )
 
 __all__ = ["register", "run"]
@@ -44,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compare", help="compare a surrogate against the classical solver and write a report",
         description=plain_text(__doc__.split("\n\n")[1]) if __doc__ else None,
     )
-    p.add_argument("run_dir", type=input_dir, metavar="RUN_DIR", help="training run directory")
+    p.add_argument("run_dir", type=run_dir, metavar="RUN_DIR",
+                   help="training run directory, or zoo:NAME (a model of `neuralop-fem zoo`)")
     p.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
                    help="dataset file")
     p.add_argument("--out", type=output_dir, required=True, metavar="REPORT_DIR",

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..zoo import is_entry
 from ._options import (
     check_indices,
     check_input_dir,
@@ -23,10 +24,10 @@ from ._options import (
     check_output_file,
     device,
     indices,
-    input_dir,
     input_file,
     int_range,
     output_file,
+    run_dir,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Per-sample relative L2 and H1-seminorm errors of the selected model of "
         "RUN_DIR, summarised (mean, median, p95, max).",
     )
-    p.add_argument("run_dir", type=input_dir, metavar="RUN_DIR", help="a training run directory")
+    p.add_argument("run_dir", type=run_dir, metavar="RUN_DIR",
+                   help="a training run directory, or zoo:NAME (a model of `neuralop-fem zoo`)")
     p.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
                    help="dataset file")
     p.add_argument("--resolution", type=int_range(2), metavar="n",
@@ -51,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="samples: the run's test split (default), all, or positions A..B-1 "
                         "(must exist in --data)")
     p.add_argument("--out", type=output_file, metavar="FILE.csv",
-                   help="per-sample CSV (default RUN_DIR/eval_<data>_n<res>_<indices>.csv, e.g. "
+                   help="per-sample CSV (default RUN_DIR/eval_<data>_n<res>_<indices>.csv, or "
+                        "eval_<NAME>_<data>_n<res>_<indices>.csv here for zoo:NAME; e.g. "
                         "eval_burgers_n512_test.csv for --indices test, eval_burgers_n512_0-8.csv "
                         "for 0:8); the summary goes to the same name with .json")
     p.add_argument("--batch-size", dest="batch_size", type=int_range(1), metavar="B",
@@ -113,8 +116,8 @@ def _check(args: argparse.Namespace) -> None:
     check_input_dir(args.run_dir, "RUN_DIR")
     check_input_file(args.data, "--data")
     check_indices(args.indices, args.data)
-    if args.out is None:
-        check_output_dir(args.run_dir, "RUN_DIR")  # the default --out goes there
+    if args.out is None:  # the default --out goes to RUN_DIR (a zoo model's: here)
+        check_output_dir(Path() if is_entry(args.run_dir) else args.run_dir, "RUN_DIR")
     else:
         if args.out.suffix == ".json":
             msg = (f"argument --out: must not end in .json (the summary goes to "
@@ -141,9 +144,11 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate_run(args.run_dir, args.data, resolution=args.resolution,
                           indices=args.indices, batch_size=args.batch_size, device=dev)
     out = args.out
-    if out is None:
+    if out is None:  # in RUN_DIR; for a zoo model in the working directory, named after it
         tag = args.indices.replace(":", "-") if isinstance(args.indices, str) else "custom"
-        out = args.run_dir / f"eval_{args.data.stem}_n{result['resolution']}_{tag}.csv"
+        stem = f"{args.data.stem}_n{result['resolution']}_{tag}.csv"
+        out = Path(f"eval_{args.run_dir.name}_{stem}") if is_entry(args.run_dir) else \
+            args.run_dir / f"eval_{stem}"
     json_path = write_results(result, out)
     sys.stdout.write(_table(result) + f"\nwrote {out} and {json_path}\n")
     return 0

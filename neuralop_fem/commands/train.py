@@ -38,7 +38,7 @@ __all__ = ["apply_overrides", "register", "resolve", "run"]
 _OPTIONS = {
     "resolution": "resolution", "epochs": "epochs", "batch_size": "batch_size", "lr": "lr_max",
     "device": "device", "seed": "seed", "n_train": "n_train", "n_val": "n_val",
-    "n_test": "n_test", "noise": "noise", "amp": "amp",
+    "n_test": "n_test", "noise": "noise", "amp": "amp", "threads": "threads",
 }
 
 #: TrainConfig field -> the option that sets it (named in the notes and errors of fit_to_data)
@@ -90,7 +90,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="test samples: the last N (default 100)")
     p.add_argument("--noise", type=float_range(0, inclusive=True), metavar="EPS",
                    help="inverse problem: relative input noise level (default 0.01)")
-    p.add_argument("--amp", choices=("none", "bf16"), help="mixed precision (default none)")
+    p.add_argument("--amp", choices=("auto", "none", "bf16"),
+                   help="mixed precision: auto (default: bf16 where the device has native bf16 "
+                        "- a GPU of compute capability >= 8.0, a CPU with avx512_bf16 or AMX - "
+                        "else float32), none (float32) or bf16; the choice is printed and "
+                        "recorded in run.json")
+    p.add_argument("--threads", type=int_range(1), metavar="N",
+                   help="CPU threads of the training (default: torch's, all cores unless "
+                        "OMP_NUM_THREADS says otherwise); recorded in run.json")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any model or training hyper-parameter by name (value parsed "
                         "as JSON, else a string); repeatable")
@@ -264,6 +271,8 @@ def run(args: argparse.Namespace) -> int:
                        **{f"model.{k}": v for k, v in model_config.to_dict().items()}}
             logger = make_logger(config["log"], out, hparams=hparams)
         main = trainer.ctx.is_main
+        if main:
+            _say(trainer.amp_choice.note)
         note = schedule_note(train_config, steps_per_epoch=trainer.steps_per_epoch,
                              lr_name=_FLAGS["lr_max"])
         if main and note is not None:

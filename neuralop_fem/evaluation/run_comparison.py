@@ -134,8 +134,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     from ..data import load_dataset
     from ..data.grids import dataset_grid, grid_stride
     from ..data.io import reading
+    from ..zoo import resolve_run_dir
     from .run_evaluation import parse_indices
 
+    run_dir = resolve_run_dir(run_dir)  # zoo:NAME -> the zoo entry's directory
     max_samples = check_optional_int(max_samples, name="max_samples", minimum=1)
     if ladder_budget is not None and not (isinstance(ladder_budget, (int, float))
                                           and ladder_budget > 0):

@@ -145,7 +145,7 @@ def evaluate_run(
     Parameters
     ----------
     run_dir : path
-        A training run directory.
+        A training run directory, or ``"zoo:NAME"`` (a model of :mod:`neuralop_fem.zoo`).
     data : path or xarray.Dataset
         A dataset of the run's problem (the training file or another one).
     resolution : int, optional
@@ -179,6 +179,9 @@ def evaluate_run(
     InputError
         A resolution not reachable from the file's grid.
     """
+    from ..zoo import resolve_run_dir
+
+    run_dir = resolve_run_dir(run_dir)  # zoo:NAME -> the zoo entry's directory
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     operator, info = load_trained(run_dir, map_location=dev)
     require_fields(info, ("train_config", "resolution", "splits"),

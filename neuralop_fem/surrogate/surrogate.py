@@ -16,7 +16,6 @@ import os
 import time
 import warnings
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -94,13 +93,15 @@ class Surrogate:
         self.ood_reference = ood_reference
         self.name = name
         self.last_ood_score: NDArray[np.float64] | None = None
+        #: The model card of a zoo model (``card.json``, :mod:`neuralop_fem.zoo`); else None.
+        self.card: dict[str, Any] | None = None
 
     # -- loading -----------------------------------------------------------------------------
 
     @classmethod
     def load(cls, run_dir: str | os.PathLike[str], *, device: str | torch.device | None = None,
              batch_size: int = 16) -> Surrogate:
-        """Load the selected (best) model of a training run directory.
+        """Load the selected (best) model of a training run directory (or ``"zoo:NAME"``).
 
         Reads ``run_dir/run.json`` and ``run_dir/best.pt`` through
         :func:`neuralop_fem.training.load_trained`. The out-of-distribution reference is taken
@@ -115,7 +116,9 @@ class Surrogate:
             (an InputError) If ``run.json`` or ``best.pt`` is missing, unreadable, damaged or
             holds values out of range; the message names the file and the field.
         """
-        path = Path(run_dir)
+        from ..zoo import resolve_run_dir
+
+        path = resolve_run_dir(run_dir)  # zoo:NAME -> the zoo entry's directory
         dev = torch.device(device) if device is not None else _default_device()
         operator, info = load_operator(path, dev)
         problem = str(lookup(info, "task", "problem"))
@@ -130,10 +133,33 @@ class Surrogate:
             ood = OODReference.from_dict(info["ood_reference"])
         else:
             ood = ood_from_provenance(info, problem)
-        return cls(operator, problem=problem, resolution=resolution, run_info=info, device=dev,
-                   batch_size=batch_size, ood_reference=ood,
-                   name=f"{info.get('preset') or problem} surrogate ({path.name})",
-                   output_resolution=int(output))
+        sur = cls(operator, problem=problem, resolution=resolution, run_info=info, device=dev,
+                  batch_size=batch_size, ood_reference=ood,
+                  name=f"{info.get('preset') or problem} surrogate ({path.name})",
+                  output_resolution=int(output))
+        from ..zoo import read_entry_card
+
+        sur.card = read_entry_card(path)
+        return sur
+
+    @classmethod
+    def pretrained(cls, name: str, *, device: str | torch.device | None = None,
+                   batch_size: int = 16) -> Surrogate:
+        """A model of the zoo shipped with the package (``neuralop-fem zoo`` lists them).
+
+        ``Surrogate.pretrained("burgers-fno")`` is ``Surrogate.load("zoo:burgers-fno")``; its
+        model card is :attr:`card` (how the data and the model were made, the test errors).
+
+        Raises
+        ------
+        InputError
+            For an unknown name; the message lists the available models.
+        """
+        from ..zoo import entry_dir
+
+        sur = cls.load(entry_dir(name), device=device, batch_size=batch_size)
+        sur.name = f"{name} (zoo)"
+        return sur
 
     #: ``Surrogate.from_module(module, *, problem, resolution, layout, ...)``: any torch module.
     from_module = classmethod(surrogate_from_module)

@@ -1,13 +1,145 @@
-"""Mixed precision of the training forward pass (:class:`AmpForward`)."""
+"""Mixed precision of training: the choice (:func:`resolve_amp`) and the forward pass
+(:class:`AmpForward`).
+
+``amp="auto"`` (the default of :class:`~neuralop_fem.training.TrainConfig`) resolves to
+``"bf16"`` where the device computes bfloat16 natively and to ``"none"`` (float32) elsewhere:
+
+* CUDA: ``torch.cuda.is_bf16_supported(including_emulation=False)`` (compute capability 8.0
+  and newer);
+* CPU: the ``avx512_bf16`` or ``amx_bf16`` instructions (:func:`cpu_bf16_features`). On such
+  CPUs bf16 autocast trains about 2x faster; without them it emulates bf16 and is rarely faster
+  than float32 (docs/training.md).
+"""
 
 from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from ..errors import ConfigError
 from ..models import NormalizedOperator
+from .config import AMP_CHOICES
 
-__all__ = ["AmpForward"]
+__all__ = ["AMP_CHOICES", "AmpChoice", "AmpForward", "cpu_bf16_features", "resolve_amp",
+           "resumed"]
+
+#: CPU instruction-set flags (Linux ``/proc/cpuinfo`` names) that compute bf16 natively.
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def cpu_bf16_features(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> tuple[str, ...]:
+    """The native-bf16 flags of :data:`BF16_CPU_FLAGS` this CPU has, in that order.
+
+    Read from ``cpuinfo`` (Linux); where that file does not exist, from torch's own CPU
+    detection (``torch.cpu._is_avx512_bf16_supported`` / ``_is_amx_tile_supported`` where this
+    torch has them).
+    """
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as fh:
+            flags = set()
+            for line in fh:
+                if line.startswith("flags"):
+                    flags.update(line.partition(":")[2].split())
+    except OSError:
+        flags = set()
+        probes = {"avx512_bf16": "_is_avx512_bf16_supported", "amx_bf16": "_is_amx_tile_supported"}
+        for flag, name in probes.items():
+            probe = getattr(torch.cpu, name, None)
+            if probe is not None and probe():
+                flags.add(flag)
+    return tuple(f for f in BF16_CPU_FLAGS if f in flags)
+
+
+@dataclass(frozen=True)
+class AmpChoice:
+    """The resolved precision of a run: ``amp`` (``"none"`` or ``"bf16"``), what was asked
+    (``requested``) and why (``reason``, for the log line and ``run.json``)."""
+
+    amp: str
+    requested: str
+    reason: str
+
+    @property
+    def note(self) -> str:
+        """One line for the log: which precision and why."""
+        name = "bf16 autocast" if self.amp == "bf16" else "float32"
+        return f"precision: {name} (amp={self.requested}: {self.reason})"
+
+    def to_dict(self) -> dict[str, str]:
+        """The record of ``run.json`` (``precision``)."""
+        return {"amp": self.amp, "requested": self.requested, "reason": self.reason}
+
+
+def _native_bf16(device: torch.device, cpu_flags: Collection[str] | None,
+                 cuda_native: bool | None) -> tuple[bool, str]:
+    """Whether ``device`` computes bf16 natively, and the evidence in words."""
+    if device.type == "cuda":
+        if cuda_native is None:
+            cuda_native = bool(torch.cuda.is_bf16_supported(including_emulation=False))
+        name = f"GPU {device}"
+        return cuda_native, (f"{name} has native bf16" if cuda_native else
+                             f"{name} has no native bf16 (compute capability < 8.0)")
+    if device.type == "cpu":
+        flags = cpu_bf16_features() if cpu_flags is None else tuple(
+            f for f in BF16_CPU_FLAGS if f in cpu_flags)
+        if flags:
+            return True, f"the CPU has native bf16 ({', '.join(flags)})"
+        return False, f"the CPU has no native bf16 (no {' or '.join(BF16_CPU_FLAGS)})"
+    return False, f"no native bf16 known for device type {device.type!r}"
+
+
+def resolve_amp(requested: str, device: torch.device, *,
+                cpu_flags: Collection[str] | None = None,
+                cuda_native: bool | None = None) -> AmpChoice:
+    """The precision a run on ``device`` trains in for ``TrainConfig.amp = requested``.
+
+    Parameters
+    ----------
+    requested : {"auto", "none", "bf16"}
+        ``"auto"``: bf16 where ``device`` has native bf16, float32 (``"none"``) elsewhere;
+        the other two are kept.
+    device : torch.device
+        The training device.
+    cpu_flags, cuda_native : optional
+        The capability to assume instead of detecting it (tests; None: detect):
+        the CPU's flags (e.g. ``{"avx512_bf16"}``), whether the GPU has native bf16.
+
+    Examples
+    --------
+    >>> resolve_amp("auto", torch.device("cpu"), cpu_flags={"avx2"}).amp
+    'none'
+    >>> resolve_amp("auto", torch.device("cpu"), cpu_flags={"avx512_bf16"}).note
+    'precision: bf16 autocast (amp=auto: the CPU has native bf16 (avx512_bf16))'
+    """
+    if requested not in AMP_CHOICES:
+        msg = f"`amp` must be one of {', '.join(map(repr, AMP_CHOICES))}; got {requested!r}."
+        raise ConfigError(msg)
+    native, why = _native_bf16(device, cpu_flags, cuda_native)
+    if requested == "auto":
+        return AmpChoice("bf16" if native else "none", requested, why)
+    if requested == "bf16" and not native:
+        return AmpChoice("bf16", requested, f"as requested; {why}, so bf16 is emulated and "
+                         "likely slower than float32")
+    return AmpChoice(requested, requested, "as requested")
+
+
+def resumed(choice: AmpChoice, recorded: object) -> AmpChoice:
+    """The choice of a resumed run that started in precision ``recorded``: ``amp="auto"``
+    keeps the run's (on another machine auto may resolve otherwise); an explicit choice is
+    compared with the record like any other setting, so ``choice`` itself.
+
+    >>> here = resolve_amp("auto", torch.device("cpu"), cpu_flags=())
+    >>> resumed(here, "bf16").amp
+    'bf16'
+    """
+    if choice.requested != "auto" or recorded not in ("none", "bf16") or recorded == choice.amp:
+        return choice
+    return AmpChoice(str(recorded), "auto",
+                     f"the precision this run started with (here auto gives {choice.amp})")
 
 
 class AmpForward(nn.Module):
@@ -15,11 +147,15 @@ class AmpForward(nn.Module):
 
     The input normaliser, the output normaliser (decode) and the boundary ring run in float32;
     with ``amp="bf16"`` the model runs under ``torch.autocast(bfloat16)`` (its FFTs upcast
-    themselves to float32) and its output is cast back to float32.
+    themselves to float32) and its output is cast back to float32. ``amp`` is a resolved
+    choice (``"none"`` or ``"bf16"``; :func:`resolve_amp`).
     """
 
     def __init__(self, operator: NormalizedOperator, *, amp: str, device_type: str) -> None:
         super().__init__()
+        if amp not in ("none", "bf16"):
+            msg = f"`amp` must be a resolved choice, 'none' or 'bf16'; got {amp!r}."
+            raise ConfigError(msg)
         self.operator = operator
         self.amp = amp
         self.device_type = device_type

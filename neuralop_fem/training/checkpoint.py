@@ -179,7 +179,9 @@ def load_trained(
     Parameters
     ----------
     run_dir : path
-        A directory written by :class:`~neuralop_fem.training.Trainer`.
+        A directory written by :class:`~neuralop_fem.training.Trainer`, or ``"zoo:NAME"``, a
+        model of the zoo (:mod:`neuralop_fem.zoo`; its weights are read from
+        ``weights.safetensors``).
     map_location : optional
         Device the model is moved to (the file is read on the CPU).
 
@@ -196,15 +198,24 @@ def load_trained(
         damaged or holds values out of range (see :func:`~.run_info.read_run_info` and
         :func:`build_operator`); the message names the file and the field.
     """
+    from ..zoo import WEIGHTS, resolve_run_dir
+
+    run_dir = resolve_run_dir(run_dir)  # zoo:NAME -> the zoo entry's directory
     info = read_run_info(run_dir)
     check_data_path(info, source=Path(run_dir) / RUN_JSON)
     path = Path(run_dir) / BEST
-    if not path.exists() and not path.is_symlink():
+    resolution = info.get("resolution")
+    if not path.exists() and not path.is_symlink() and (Path(run_dir) / WEIGHTS).is_file():
+        from ..zoo.weights import read_payload  # a zoo entry: weights-only safetensors
+
+        path = Path(run_dir) / WEIGHTS
+        operator = build_operator(read_payload(path), source=str(path), resolution=resolution)
+    elif not path.exists() and not path.is_symlink():
         msg = (f"`run_dir` must contain {BEST} (a run that finished at least one epoch); "
                f"got {run_dir}.")
         raise RunDirectoryError(msg)
-    resolution = info.get("resolution")
-    operator = load_best(path, resolution=resolution)
+    else:
+        operator = load_best(path, resolution=resolution)
     family = operator.model.config.family
     if info.get("model_family", family) != family:
         msg = (f"{Path(run_dir) / RUN_JSON}: field `model_family` is {info['model_family']!r} but "

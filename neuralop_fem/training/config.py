@@ -34,6 +34,7 @@ from ..config_base import (
 from ..errors import ConfigError
 
 __all__ = [
+    "AMP_CHOICES",
     "OPTIMIZERS",
     "SCHEDULERS",
     "TASKS",
@@ -46,12 +47,17 @@ __all__ = [
 #: Learning problems (names of :data:`solvers.problems.PROBLEMS`): which dataset class,
 #: normalisers and loss weighting are used.
 TASKS: tuple[str, ...] = tuple(PROBLEMS)
-_AMP = ("none", "bf16")
+#: Values of ``TrainConfig.amp``: ``"auto"`` resolves to one of the other two
+#: (:func:`~neuralop_fem.training.amp.resolve_amp`).
+AMP_CHOICES = ("auto", "none", "bf16")
 #: Optimisers and learning-rate schedules (:mod:`neuralop_fem.training.optim`).
 OPTIMIZERS = ("adam", "adamw")
 SCHEDULERS = ("onecycle", "cosine", "step", "plateau", "constant")
 #: Fields that may differ between an interrupted run and its resumption.
-RESUME_FREE_FIELDS = ("device", "num_workers")
+RESUME_FREE_FIELDS = ("device", "num_workers", "threads")
+#: Settings whose default changed after runs were recorded: a record without the field trained
+#: with this value, not the current default (``amp`` existed as "none" before "auto").
+_RECORDED_BEFORE = {"amp": "none"}
 
 
 _TARGET_NORMALIZERS = ("reference", "global")
@@ -122,9 +128,16 @@ class TrainConfig(FrozenConfig):
         Darcy models' samplers - warns instead of stopping the run).
     device : str
         ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
-    amp : {"none", "bf16"}
+    amp : {"auto", "none", "bf16"}
         ``"bf16"`` runs the model body under ``torch.autocast(bfloat16)``; normalisers,
-        losses and FFTs stay in float32.
+        losses and FFTs stay in float32. ``"none"``: float32. ``"auto"``: bf16 where the
+        device has native bf16 (a GPU of compute capability >= 8.0; a CPU with avx512_bf16 or
+        AMX), float32 elsewhere (:func:`~neuralop_fem.training.amp.resolve_amp`); the trainer
+        records the resolved choice in ``run.json`` (``train_config.amp`` and ``precision``).
+    threads : int, optional
+        CPU threads of torch's intra-op pool during training (``torch.set_num_threads``);
+        None: torch's default (all cores, or ``OMP_NUM_THREADS``). Recorded in ``run.json``
+        (``hardware.torch_threads``); may differ when a run is resumed.
     n_train, n_val, n_test : int
         Default split of a dataset of N samples: test = the last ``n_test``, validation = the
         ``n_val`` before them, train = the first ``n_train``.
@@ -171,7 +184,8 @@ class TrainConfig(FrozenConfig):
     seed: int = 1127802
     deterministic: bool = True
     device: str = "auto"
-    amp: str = "none"
+    amp: str = "auto"
+    threads: int | None = None
     n_train: int = 1024
     n_val: int = 100
     n_test: int = 100
@@ -185,7 +199,9 @@ class TrainConfig(FrozenConfig):
 
     def __post_init__(self) -> None:
         self._set("task", choice(self.task, "task", TASKS))
-        self._set("amp", choice(self.amp, "amp", _AMP))
+        self._set("amp", choice(self.amp, "amp", AMP_CHOICES))
+        if self.threads is not None:
+            self._set("threads", positive_int(self.threads, "threads"))
         self._set("optimizer", choice(self.optimizer, "optimizer", OPTIMIZERS))
         self._set("scheduler", choice(self.scheduler, "scheduler", SCHEDULERS))
         for name in ("epochs", "batch_size", "eval_batch_size", "n_train", "n_val", "n_test",
@@ -280,7 +296,8 @@ _RECIPES: dict[str, dict[str, Any]] = {
 def added_defaults(recorded: dict[str, Any]) -> dict[str, Any]:
     """The :class:`TrainConfig` fields a record written before they existed lacks, at their
     defaults (the settings such a run trained with); the resume-free fields are left out."""
-    return {k: v for k, v in TrainConfig().to_dict().items()
+    defaults = {**TrainConfig().to_dict(), **_RECORDED_BEFORE}
+    return {k: v for k, v in defaults.items()
             if k not in recorded and k not in RESUME_FREE_FIELDS}
 
 

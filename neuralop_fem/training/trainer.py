@@ -40,8 +40,8 @@ from . import checkpoint as ck
 from . import optim
 from . import resume as rs
 from ._env import environment_info
-from .amp import AmpForward
-from .config import RESUME_FREE_FIELDS, TrainConfig
+from .amp import AmpChoice, AmpForward, resolve_amp, resumed
+from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
@@ -56,10 +56,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["AmpForward", "Trainer", "make_optimizer", "make_scheduler"]
 
 _log = logging.getLogger(__name__)
-
-
-def _flat(prefix: str, d: dict[str, Any]) -> dict[str, Any]:
-    return {f"{prefix}{k}": v for k, v in d.items()}
 
 
 class Trainer:
@@ -111,14 +107,18 @@ class Trainer:
                    f"got {type(model_config).__name__}.")
             raise ConfigError(msg)
         self.run_dir = Path(run_dir)
-        self.config, self.model_config, self.preset = config, model_config, preset
         self.ctx, self.device = DistContext.from_env(config.device)
+        self.amp_choice: AmpChoice = resolve_amp(config.amp, self.device)  # in run.json too
+        config = config.replace(amp=self.amp_choice.amp)
+        self.config, self.model_config, self.preset = config, model_config, preset
         self._t_start = time.perf_counter()
         path = None if isinstance(data, xr.Dataset) else data
         dataset = open_data(data)  # opened (and validated) once
         check_problem(dataset, config, preset=preset)  # before touching run_dir
         self._identity_value = self._identity(data)
         self._lock = None
+        self._threads_before = torch.get_num_threads()  # given back by close()
+        torch.set_num_threads(config.threads or self._threads_before)
         try:
             self._setup(data, dataset, path, overwrite=overwrite)
         except BaseException:
@@ -126,9 +126,11 @@ class Trainer:
             raise
 
     def _setup(self, data: Any, dataset: xr.Dataset, path: Any, *, overwrite: bool) -> None:
+        resume = self._check_run_dir(data, overwrite=overwrite)
         config, model_config, preset = self.config, self.model_config, self.preset
         family = model_config.family
-        resume = self._check_run_dir(data, overwrite=overwrite)
+        if self.ctx.is_main:
+            _log.info("%s", self.amp_choice.note)
 
         torch.manual_seed(config.seed)  # model initialisation
         model = MODEL_FAMILIES[family][1](model_config)
@@ -179,8 +181,8 @@ class Trainer:
         path = None if isinstance(data, xr.Dataset) else os.path.abspath(os.fspath(data))
         train = {k: v for k, v in self.config.to_dict().items() if k not in RESUME_FREE_FIELDS}
         return {
-            "preset": self.preset, "data_path": path, **_flat("", train),
-            **_flat("model.", self.model_config.to_dict()),
+            "preset": self.preset, "data_path": path, **train,
+            **{f"model.{k}": v for k, v in self.model_config.to_dict().items()},
         }
 
     def _check_run_dir(self, data: Any, *, overwrite: bool) -> dict[str, Any] | None:
@@ -199,6 +201,11 @@ class Trainer:
                 raise ConfigError(msg)
             return None
         state = rs.read_last(last)
+        recorded = {**added_defaults(state["identity"]), **state["identity"]}.get("amp")
+        choice = resumed(self.amp_choice, recorded)  # auto: the precision the run started in
+        if choice is not self.amp_choice:
+            self.amp_choice, self.config = choice, self.config.replace(amp=choice.amp)
+            self._identity_value = self._identity(data)
         rs.check_resumable(state, last, config=self.config, identity=self._identity_value,
                            status=status)
         return state
@@ -266,6 +273,7 @@ class Trainer:
             "ood_reference": d.ood_reference,
             "sample_counts": {k: int(v.size) for k, v in d.splits.items()},
             "device": str(self.device),
+            "precision": self.amp_choice.to_dict(),
             "world_size": self.ctx.world_size,
             **env,
             "peak_lr": peak_lr(self.config, steps_per_epoch=self.steps_per_epoch),
@@ -477,9 +485,10 @@ class Trainer:
             self._lock = None
 
     def close(self) -> None:
-        """Release the run directory and tear down a process group this trainer created."""
+        """Release the run directory, end a process group it created, restore torch's threads."""
         self._release()
         self.ctx.close()
+        torch.set_num_threads(self._threads_before)
 
     def __enter__(self) -> Trainer:
         return self

@@ -5,6 +5,7 @@
 - :mod:`.executors`: local processes or a dask cluster; one chunk of samples per task
 - :mod:`.store`: the chunk store of an unfinished run (``FILE.nc.partial/``)
 - :mod:`.assemble`: the final file from the chunks
+- :mod:`.samples`: :func:`generate_samples`, a few samples of a seeded dataset by index
 
 The provenance record written into every file is owned by :mod:`neuralop_fem.data.provenance`.
 """
@@ -18,6 +19,7 @@ from .api import (
     read_generation_settings,
 )
 from .config import BurgersDataConfig, DarcyDataConfig, DataConfig, config_class
+from .samples import generate_samples
 
 __all__ = [
     "BENCHMARK_RESOLUTION",
@@ -27,5 +29,6 @@ __all__ = [
     "DataConfig",
     "config_class",
     "generate",
+    "generate_samples",
     "read_generation_settings",
 ]

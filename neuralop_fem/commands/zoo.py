@@ -1,0 +1,128 @@
+"""``neuralop-fem zoo``: the trained surrogates shipped with the package.
+
+``neuralop-fem zoo`` lists the models (name, problem, test error, size); ``zoo show NAME``
+prints a model card; ``zoo add RUN_DIR --name NAME --data FILE.nc`` packs a finished run
+(evaluated on its test split, weights-only, with its card). ``zoo:NAME`` is accepted wherever
+a run directory is (``evaluate``, ``compare``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ._options import (
+    check_input_dir,
+    check_input_file,
+    device,
+    input_dir,
+    input_file,
+    int_range,
+    output_dir,
+    run_dir,
+)
+
+__all__ = ["register", "run"]
+
+
+def _zoo_dir(parser: argparse.ArgumentParser, *, output: bool, nested: bool = True) -> None:
+    # nested: not set unless given, so `zoo --zoo-dir DIR list` keeps the parent's value;
+    # `add` writes into it (its own destination, an output of the command)
+    parser.add_argument("--zoo-dir", dest="zoo_out" if output else "zoo_dir",
+                        type=output_dir if output else input_dir, metavar="DIR",
+                        default=argparse.SUPPRESS if nested and not output else None,
+                        help="a zoo directory other than the package's")
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``zoo`` subcommand (``list``, ``show``, ``add``) to ``subparsers``."""
+    p = subparsers.add_parser(
+        "zoo", help="list, show and add the trained surrogates shipped with the package",
+        description="The model zoo: trained surrogates shipped with the package. Without a "
+        "subcommand: list them. Use a model with Surrogate.pretrained(NAME) or zoo:NAME "
+        "wherever a run directory is accepted (evaluate, compare).",
+    )
+    _zoo_dir(p, output=False, nested=False)
+    sub = p.add_subparsers(dest="zoo_command", metavar="SUBCOMMAND")
+    listing = sub.add_parser("list", help="list the models: name, problem, test error, size")
+    _zoo_dir(listing, output=False)
+    show = sub.add_parser("show", help="print a model card")
+    show.add_argument("name", metavar="NAME", help="a model name (or zoo:NAME)")
+    _zoo_dir(show, output=False)
+    add = sub.add_parser(
+        "add", help="pack a finished training run into the zoo",
+        description="Evaluate the selected model of RUN_DIR on its test split at each "
+        "--resolutions grid, and write its weights (safetensors), run record and model card "
+        "(card.json, card.md) into the zoo as NAME.")
+    add.add_argument("run_dir", type=run_dir, metavar="RUN_DIR", help="a finished training run")
+    add.add_argument("--name", required=True, metavar="NAME",
+                     help="zoo name, e.g. burgers-galerkin (lower-case letters, digits, '-')")
+    add.add_argument("--data", type=input_file, required=True, metavar="FILE.nc",
+                     help="the run's training file (written by `neuralop-fem generate`)")
+    add.add_argument("--resolutions", type=int_range(2), nargs="+", metavar="n",
+                     help="grids of the test evaluation (default: the training resolution), "
+                          "e.g. 512 2048 8192")
+    add.add_argument("--report", type=input_dir, metavar="REPORT_DIR",
+                     help="a `neuralop-fem compare` report of this run: its fair verdict goes "
+                          "into the card")
+    add.add_argument("--device", type=device, metavar="D",
+                     help="device of the evaluation: auto (default), cpu, cuda, cuda:K")
+    add.add_argument("--overwrite", action="store_true", help="replace an entry of that name")
+    _zoo_dir(add, output=True)
+    return p
+
+
+def _mib(n_bytes: int) -> str:
+    return f"{n_bytes / 2**20:.1f} MiB"
+
+
+def _list(root: Path | None) -> int:
+    from ..zoo import available, read_card
+    from ..zoo.card import summary_row
+
+    names = available(root)
+    if not names:
+        sys.stdout.write("the zoo is empty\n")
+        return 0
+    rows = [summary_row(read_card(n, root)) for n in names]
+    head = ("name", "problem", "preset", "test rel. L2 (n)", "parameters", "weights")
+    table = [head] + [(r["name"], r["problem"], r["preset"],
+                       f"{r['rel_l2']:.3e} ({r['resolution']})", f"{r['n_parameters']:,}",
+                       _mib(r["bytes"])) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+             for row in table]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _show(name: str, root: Path | None) -> int:
+    from ..zoo import CARD_MD, PREFIX, entry_dir
+
+    name = name.removeprefix(PREFIX)
+    sys.stdout.write((entry_dir(name, root) / CARD_MD).read_text(encoding="utf-8"))
+    return 0
+
+
+def _add(args: argparse.Namespace) -> int:
+    check_input_dir(args.run_dir, "RUN_DIR")
+    check_input_file(args.data, "--data")
+    from ..zoo.pack import add_to_zoo
+
+    target = add_to_zoo(args.run_dir, name=args.name, data=args.data,
+                        resolutions=args.resolutions, report=args.report, root=args.zoo_out,
+                        overwrite=args.overwrite,
+                        device=None if args.device in (None, "auto") else args.device)
+    sys.stdout.write(f"added {args.name} to the zoo: {target}\n")
+    return _show(args.name, target.parent)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``neuralop-fem zoo``; return the exit status."""
+    command = args.zoo_command or "list"
+    if command == "add":
+        return _add(args)
+    if command == "show":
+        return _show(args.name, args.zoo_dir)
+    return _list(args.zoo_dir)

@@ -1,0 +1,172 @@
+"""Model cards of the zoo: what a model is, how its data and weights were made, how good it is.
+
+A card (``card.json``, rendered to ``card.md`` by :func:`render_markdown`) holds:
+
+* ``name``, ``problem``, ``preset``, ``model_family``, ``n_parameters``, ``weights`` (file,
+  bytes, SHA-256);
+* ``data``: the ``neuralop-fem generate`` command that regenerates the training file, its
+  dataset seed, sample count, grid, generation settings and the SHA-256 of its field values
+  (:func:`~neuralop_fem.data.provenance.variables_checksum`);
+* ``train_command`` and ``code`` (the commit the model was trained with);
+* ``training``: resolution, epochs, best epoch and validation error, wall time, device,
+  precision and hardware;
+* ``test``: the test sample indices and, per evaluated resolution, the mean and per-sample
+  relative L2 and H1-seminorm errors (so a few regenerated samples check the card tightly);
+* ``fair_verdict`` (optional): the sentences and figures of ``neuralop-fem compare``'s fair
+  verdict (the surrogate on the solver's accuracy-cost front).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["CARD_FORMAT", "generate_command", "render_markdown", "summary_row",
+           "train_command"]
+
+CARD_FORMAT = "neuralop_fem.zoo.card/1"
+_FIXED = ("problem", "resolution", "dataset_seed", "dtype")
+#: TrainConfig field -> the ``train`` option that sets it (others go through ``--set``).
+_TRAIN_FLAGS = {"epochs": "--epochs", "batch_size": "--batch-size", "lr_max": "--lr",
+                "seed": "--seed", "resolution": "--resolution", "n_train": "--n-train",
+                "n_val": "--n-val", "n_test": "--n-test", "noise": "--noise", "amp": "--amp"}
+_NOT_SETTINGS = ("device", "num_workers", "threads")
+
+
+def generate_command(settings: Mapping[str, Any], n_samples: int, out: str) -> str:
+    """The ``neuralop-fem generate`` command that regenerates a file of ``n_samples`` samples
+    with these generation ``settings`` (a dataset's recorded ``settings``)."""
+    from ..data.generation import config_class
+
+    problem = str(settings["problem"])
+    config = config_class(problem).from_stored(
+        {k: v for k, v in settings.items() if k not in _FIXED})
+    parts = ["neuralop-fem", "generate", problem, "--samples", str(n_samples), "--resolution",
+             str(settings["resolution"]), "--seed", str(settings["dataset_seed"]), "--dtype",
+             str(settings["dtype"])]
+    for key, value in sorted(config.to_dict().items()):
+        if value is None:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, list | tuple):
+            parts += [flag, *map(repr, value)]
+        else:
+            parts += [flag, repr(value) if isinstance(value, float) else str(value)]
+    return " ".join(shlex.quote(p) for p in [*parts, "--out", out])
+
+
+def train_command(info: Mapping[str, Any], data: str, out: str) -> str:
+    """The ``neuralop-fem train`` command with a run's settings (``info``: its run.json):
+    every model and training setting that differs from its preset, as an option or ``--set``."""
+    from ..models import PRESETS
+    from ..training import training_preset
+    from ..training.config import added_defaults
+
+    preset = str(info["preset"])
+    base_model = PRESETS[preset].to_dict()
+    base_train = training_preset(preset).to_dict()
+    recorded = dict(info["train_config"])
+    train = {**added_defaults(recorded), **recorded}
+    parts = ["neuralop-fem", "train", "--data", data, "--preset", preset, "--out", out]
+    for key, value in train.items():
+        if key in _NOT_SETTINGS or base_train.get(key) == value:
+            continue
+        if key in _TRAIN_FLAGS:
+            parts += [_TRAIN_FLAGS[key], str(value)]
+        else:
+            parts += ["--set", f"{key}={json.dumps(value)}"]
+    for key, value in info["model_config"].items():
+        if base_model.get(key) != value:
+            parts += ["--set", f"{key}={json.dumps(value)}"]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def _e(value: object) -> str:
+    return f"{value:.3e}" if isinstance(value, int | float) else "-"
+
+
+def summary_row(card: Mapping[str, Any]) -> dict[str, Any]:
+    """Name, problem, preset, test error at the training resolution, parameters, weight bytes."""
+    train_n = card["training"]["resolution"]
+    errors = {e["resolution"]: e for e in card["test"]["errors"]}
+    own = errors.get(train_n) or card["test"]["errors"][0]
+    return {"name": card["name"], "problem": card["problem"], "preset": card["preset"],
+            "resolution": own["resolution"], "rel_l2": own["rel_l2_mean"],
+            "n_parameters": card["n_parameters"], "bytes": card["weights"]["bytes"]}
+
+
+def _hardware(training: Mapping[str, Any]) -> str:
+    hw = training.get("hardware") or {}
+    parts = [str(hw.get("cpu_model") or "unknown CPU")]
+    if hw.get("gpu"):
+        parts.append(str(hw["gpu"]))
+    threads = hw.get("torch_threads")
+    if threads is not None:
+        parts.append(f"{threads} torch thread{'s' if threads != 1 else ''}")
+    return ", ".join(parts) + f" (device {training.get('device')})"
+
+
+def _lines_errors(errors: Sequence[Mapping[str, Any]], train_n: int) -> list[str]:
+    lines = ["| resolution | relative L2 (mean) | relative H1 seminorm (mean) | samples |",
+             "|---|---|---|---|"]
+    for e in errors:
+        where = " (training)" if e["resolution"] == train_n else f" ({e['transfer']})"
+        lines.append(f"| {e['resolution']}{where} | {_e(e['rel_l2_mean'])} | "
+                     f"{_e(e['rel_h1_mean'])} | {len(e['rel_l2'])} |")
+    return lines
+
+
+def render_markdown(card: Mapping[str, Any]) -> str:
+    """The model card as markdown (``card.md``)."""
+    t, d = card["training"], card["data"]
+    mb = card["weights"]["bytes"] / 2**20
+    minutes = t["wall_time_s"] / 60 if isinstance(t.get("wall_time_s"), int | float) else None
+    time_text = f"{minutes:.1f} min" if minutes is not None else "unknown"
+    commit = (card.get("code") or {}).get("commit") or "unknown"
+    if (card.get("code") or {}).get("dirty"):
+        commit += " (with uncommitted changes)"
+    lines = [
+        f"# {card['name']}", "",
+        f"{card['summary']}", "",
+        "```python",
+        "from neuralop_fem import Surrogate",
+        f'surrogate = Surrogate.pretrained("{card["name"]}")',
+        "```", "",
+        "| | |", "|---|---|",
+        f"| problem | {card['problem']} |",
+        f"| preset | `{card['preset']}` ({card['model_family']}) |",
+        f"| parameters | {card['n_parameters']:,} |",
+        f"| weights | `{card['weights']['file']}`, {mb:.2f} MiB, sha256 "
+        f"`{card['weights']['sha256'][:16]}...` |",
+        f"| training grid | {t['resolution']} (output {t['output_resolution']}) |",
+        f"| epochs | {t['epochs_completed']} of {t['epochs']}, best epoch {t['best_epoch']} "
+        f"(validation rel. L2 {_e(t['best_val_rel_l2'])}) |",
+        f"| precision | {t.get('amp') or 'none'} |",
+        f"| training time | {time_text} on {_hardware(t)} |",
+        f"| code commit | `{commit}` |",
+        "", "## Test errors", "",
+        f"{len(card['test']['indices'])} test samples (indices "
+        f"{card['test']['indices'][0]}..{card['test']['indices'][-1]} of the dataset), the "
+        "model selected on the validation split:", "",
+        *_lines_errors(card["test"]["errors"], t["resolution"]),
+        "", "## Data", "",
+        f"{d['n_samples']} samples at {d['resolution']}, dataset seed {d['dataset_seed']}, "
+        f"checksum of {', '.join(d['checksum_variables'])}: `{d['checksum']}`. Regenerate:", "",
+        "```", d["generate_command"], "```", "",
+        "## Training", "", "```", card["train_command"], "```",
+    ]
+    verdict = card.get("fair_verdict")
+    lines += ["", "## Fair verdict", ""]
+    if verdict:
+        lines += [f"From `neuralop-fem compare` on {verdict['n_samples']} test samples against "
+                  f"`{verdict['reference']}`:", ""]
+        lines += [f"- {verdict[k]}" for k in ("verdict", "verdict_batch1", "verdict_all_cores")
+                  if verdict.get(k)]
+    else:
+        lines.append("Not measured for this entry (`neuralop-fem compare zoo:"
+                     f"{card['name']} --data FILE.nc --out REPORT`).")
+    lines += ["", f"Packed with neuralop_fem {card['packed']['neuralop_fem_version']} "
+              f"(`neuralop-fem zoo add`)."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,268 @@
+"""Packing a finished training run into the zoo (:func:`add_to_zoo`, ``neuralop-fem zoo add``).
+
+One call per model: the run's selected model is evaluated on its test split at each requested
+resolution, and its weights (safetensors), its run record and its model card are written to
+``entries/NAME/`` (or another zoo directory) in one atomic step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, RunDirectoryError
+from . import CARD, CARD_MD, ENTRIES, RUN_JSON, WEIGHTS
+from .card import CARD_FORMAT, generate_command, render_markdown, train_command
+
+__all__ = ["add_to_zoo", "read_verdict"]
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+#: Attributes of a ``compare`` report's ``comparison.nc`` kept in the card's fair verdict.
+_VERDICT_TEXT = ("verdict", "verdict_batch1", "verdict_all_cores", "reference", "fair_status",
+                 "fair_where", "fair_bracket")
+_VERDICT_NUMBERS = ("n_samples", "fair_error", "fair_speedup", "fair_batch1_speedup",
+                    "fair_all_cores_speedup")
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        msg = (f"`name` must be 1-64 lower-case letters, digits and '-', starting with a letter "
+               f"or digit (e.g. 'burgers-galerkin'); got {name!r}.")
+        raise ConfigError(msg)
+    return name
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _data_record(data: Path, info: dict[str, Any]) -> dict[str, Any]:
+    """Seed, size, grid, settings, checksum and generate command of the training file, which
+    must be the file the run recorded (same generation settings and sample count)."""
+    from ..data import load_dataset
+    from ..data.names import FIELD_VARIABLES
+    from ..data.provenance import generation_settings, variables_checksum
+
+    recorded = info.get("data") or {}
+    with load_dataset(data) as ds:
+        record = generation_settings(ds.attrs, source=str(data))
+        if record is None:
+            msg = (f"`data` must be a file written by `neuralop-fem generate` (the card says how "
+                   f"to regenerate it); {data} records no generation settings.")
+            raise ConfigError(msg)
+        n_samples = int(ds.sizes["sample"])
+        theirs = generation_settings({"config_json": recorded.get("config_json")},
+                                     source="run.json") if recorded.get("config_json") else None
+        if (theirs is not None and theirs.get("settings") != record["settings"]) or \
+                recorded.get("n_samples", n_samples) != n_samples:
+            msg = (f"`data` must be the run's training file ({recorded.get('n_samples')} "
+                   f"samples, the generation settings of run.json); {data} holds other data.")
+            raise ConfigError(msg)
+        problem = str(ds.attrs["problem"])
+        names = list(FIELD_VARIABLES[problem])
+        checksum = variables_checksum(ds, names)
+    settings = record["settings"]
+    return {
+        "file_name": data.name, "problem": problem, "n_samples": n_samples,
+        "resolution": int(settings["resolution"]), "dataset_seed": int(settings["dataset_seed"]),
+        "settings": settings, "checksum_variables": names, "checksum": checksum,
+        "generate_command": generate_command(settings, n_samples, data.name),
+    }
+
+
+def read_verdict(report: str | os.PathLike[str], run_dir: Path) -> dict[str, Any]:
+    """The fair verdict of a ``neuralop-fem compare`` report directory of this run."""
+    import xarray as xr
+
+    path = Path(report) / "comparison.nc"
+    if not path.is_file():
+        msg = f"`report` must be a report directory of `neuralop-fem compare`; {path} is missing."
+        raise ConfigError(msg)
+    with xr.open_dataset(path) as ds:
+        attrs = dict(ds.attrs)
+    source = str(attrs.get("run_dir", ""))
+    if not source or not os.path.exists(source) or not os.path.samefile(source, run_dir):
+        msg = (f"`report` must be a comparison of the run {run_dir}; {path} compares "
+               f"{source or 'an unrecorded run'}.")
+        raise ConfigError(msg)
+    if "verdict" not in attrs:
+        msg = f"`report` must hold the fair verdict (compare without --no-ladder); {path} has none."
+        raise ConfigError(msg)
+    out: dict[str, Any] = {k: str(attrs[k]) for k in _VERDICT_TEXT if attrs.get(k)}
+    for key in _VERDICT_NUMBERS:
+        if key in attrs:
+            value = float(attrs[key])
+            out[key] = None if not math.isfinite(value) else \
+                int(value) if key == "n_samples" else value
+    return out
+
+
+def _summary(info: dict[str, Any], data: dict[str, Any]) -> str:
+    from solvers.problems import get_problem
+
+    problem = get_problem(str(info["task"]))
+    physics = [f"{k} = {data['settings'][k]:.6g}" for k in problem.physics
+               if isinstance(data["settings"].get(k), int | float)]
+    noise = (info.get("train_config") or {}).get("noise") or 0
+    extra = [f"input noise {noise:g}"] if problem.inverse and noise else []
+    grid = info["resolution"]
+    out = info.get("output_resolution") or grid
+    where = f"n = {grid}" if out == grid else f"n = {grid} -> {out}"
+    return (f"`{info['preset']}` surrogate of {problem.summary.rstrip('.')} "
+            f"({', '.join([*physics, *extra])}), trained at {where}.")
+
+
+def _evaluations(run_dir: Path, data: Path, resolutions: Sequence[int],
+                 device: str | None) -> list[dict[str, Any]]:
+    from ..evaluation import evaluate_run
+
+    out = []
+    for n in resolutions:
+        result = evaluate_run(run_dir, data, resolution=int(n), indices="test", device=device)
+        out.append({
+            "resolution": int(result["resolution"]), "transfer": str(result["transfer"]),
+            "rel_l2_mean": float(result["rel_l2"].mean()),
+            "rel_h1_mean": float(result["rel_h1"].mean()),
+            "rel_l2": [float(v) for v in result["rel_l2"]],
+            "rel_h1": [float(v) for v in result["rel_h1"]],
+        })
+    return out
+
+
+def add_to_zoo(
+    run_dir: str | os.PathLike[str],
+    *,
+    name: str,
+    data: str | os.PathLike[str],
+    resolutions: Sequence[int] | None = None,
+    report: str | os.PathLike[str] | None = None,
+    root: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+    device: str | None = None,
+) -> Path:
+    """Pack the finished run ``run_dir`` into the zoo as ``name``; return its directory.
+
+    Parameters
+    ----------
+    run_dir : path
+        A finished training run (``run.json`` status ``"finished"``, ``best.pt``).
+    name : str
+        The zoo name (``zoo:NAME``, ``Surrogate.pretrained(NAME)``), e.g. ``"burgers-fno"``.
+    data : path
+        The run's training file (written by ``generate``; checked against the run's record):
+        the test split is evaluated on it, and the card records its checksum.
+    resolutions : sequence of int, optional
+        Grids the test split is evaluated on (default: the training resolution); each must
+        be reachable from the file's grid (e.g. 512, 2048 and 8192 for Burgers from 8192).
+    report : path, optional
+        A ``neuralop-fem compare`` report directory of this run: its fair verdict goes into
+        the card.
+    root : path, optional
+        The zoo directory (default: the package's ``entries``).
+    overwrite : bool
+        Replace an entry of the same name.
+    device : str, optional
+        Device of the evaluation (default: CUDA if available, else CPU).
+
+    Raises
+    ------
+    ConfigError
+        A bad name, an existing entry without ``overwrite``, an unfinished run, data that is not
+        the run's generated training file, or a report of another run.
+    RunDirectoryError
+        A missing or damaged run file.
+    """
+    from ..files import write_text_atomic
+    from ..training.checkpoint import load_trained, operator_payload, write_json
+    from ..training.run_info import read_run_info
+    from .weights import save_weights
+
+    name = _check_name(name)
+    base = ENTRIES if root is None else Path(root)
+    target = base / name
+    if target.exists() and not overwrite:
+        msg = (f"the zoo already holds {name!r} ({target}); pass overwrite=True (--overwrite) "
+               "to replace it.")
+        raise ConfigError(msg)
+    run_dir, data = Path(run_dir), Path(data)
+    info = read_run_info(run_dir)
+    if info.get("status") != "finished":
+        msg = (f"`run_dir` must hold a finished run; {run_dir / 'run.json'} has status "
+               f"{info.get('status')!r} (finish it by running the same train command again).")
+        raise ConfigError(msg)
+    for key in ("preset", "task", "resolution", "splits", "train_config", "model_config"):
+        if info.get(key) is None:
+            msg = f"{run_dir / 'run.json'}: field `{key}` is missing; cannot describe the model."
+            raise RunDirectoryError(msg)
+    data_record = _data_record(data, info)
+    n_list = [int(info["resolution"])] if not resolutions else [int(n) for n in resolutions]
+    errors = _evaluations(run_dir, data, n_list, device)
+    verdict = None if report is None else read_verdict(report, run_dir)
+    operator, _ = load_trained(run_dir)
+
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=base))
+    try:
+        save_weights(operator_payload(operator), tmp / WEIGHTS)
+        record = {**info, "data": {**(info.get("data") or {}), "path": None,
+                                   "file_name": data_record["file_name"]}}
+        write_json(record, tmp / RUN_JSON)
+        card = _card(name, info, data_record, errors, verdict, tmp / WEIGHTS)
+        write_json(card, tmp / CARD)
+        write_text_atomic(tmp / CARD_MD, render_markdown(card))
+        tmp.chmod(0o755)  # package data: readable by everyone (mkdtemp makes it private)
+        for path in tmp.iterdir():
+            path.chmod(0o644)
+        if target.exists():
+            shutil.rmtree(target)
+        tmp.rename(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _card(name: str, info: dict[str, Any], data: dict[str, Any], errors: list[dict[str, Any]],
+          verdict: dict[str, Any] | None, weights: Path) -> dict[str, Any]:
+    from .. import __version__
+
+    train = info["train_config"]
+    return {
+        "format": CARD_FORMAT,
+        "name": name,
+        "summary": _summary(info, data),
+        "problem": info["task"],
+        "preset": info["preset"],
+        "model_family": info.get("model_family"),
+        "n_parameters": int(info.get("n_parameters") or 0),
+        "weights": {"file": WEIGHTS, "format": "safetensors", "bytes": weights.stat().st_size,
+                    "sha256": _sha256(weights)},
+        "data": data,
+        "train_command": train_command(info, data["file_name"], f"runs/{name}"),
+        "code": info.get("code"),
+        "training": {
+            "resolution": int(info["resolution"]),
+            "output_resolution": int(info.get("output_resolution") or info["resolution"]),
+            "epochs": int(train["epochs"]), "epochs_completed": info.get("epochs_completed"),
+            "best_epoch": info.get("best_epoch"), "best_val_rel_l2": info.get("best_val_rel_l2"),
+            "test_rel_l2_best": info.get("test_rel_l2_best"),
+            "wall_time_s": info.get("wall_time_s"), "device": info.get("device"),
+            "amp": train.get("amp", "none"), "precision": info.get("precision"),
+            "hardware": info.get("hardware"), "versions": info.get("versions"),
+            "split_sizes": {k: len(v) for k, v in info["splits"].items()},
+        },
+        "test": {"indices": list(info["splits"]["test"]), "errors": errors},
+        "fair_verdict": verdict,
+        "packed": {"neuralop_fem_version": __version__},
+    }
