@@ -43,7 +43,7 @@ from .validation import validate
 if TYPE_CHECKING:  # pragma: no cover
     from .normalizer import UnitGaussianNormalizer
 
-__all__ = ["DATASETS", "BurgersDataset", "DarcyDataset", "DarcyInverseDataset"]
+__all__ = ["BurgersDataset", "DarcyDataset", "DarcyInverseDataset"]
 
 #: A dataset or the path of its file.
 _Data: TypeAlias = "xr.Dataset | str | os.PathLike[str]"
@@ -310,6 +310,3 @@ class DarcyInverseDataset(_FieldDataset):
             "grid_fine": self.grid_fine,
         }
 
-
-#: The torch dataset of each forward problem (the inverse problem: :class:`DarcyInverseDataset`).
-DATASETS: dict[str, type[_FieldDataset]] = {"burgers": BurgersDataset, "darcy": DarcyDataset}

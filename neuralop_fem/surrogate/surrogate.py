@@ -341,7 +341,7 @@ class Surrogate:
         elapsed = time.perf_counter() - t0
         n_s = len(values)
         residual = np.full(n_s, np.nan)
-        if self.spec.linear_system and not unknown_physics(self.provenance, self.problem):
+        if self.spec.can("energy_norm") and not unknown_physics(self.provenance, self.problem):
             residual = _darcy_residual(self.reference_solver(), values, pred)
         report = SolveReport(iterations=np.zeros(n_s, dtype=np.int64), residual=residual,
                              solve_time=np.full(n_s, elapsed / n_s), method=self.name)

@@ -412,11 +412,13 @@ class DarcyDataConfig(DataConfig):
         return out
 
 
-def config_class(problem: str) -> type[BurgersDataConfig] | type[DarcyDataConfig]:
-    """The config class of ``problem`` ("burgers" or "darcy")."""
-    classes = {"burgers": BurgersDataConfig, "darcy": DarcyDataConfig}
-    try:
-        return classes[problem]
-    except KeyError:
-        msg = f"`problem` must be one of 'burgers', 'darcy'; got {problem!r}."
-        raise ConfigError(msg) from None
+def config_class(problem: str) -> type[DataConfig]:
+    """The config class of ``problem`` (its kit's ``data_config``: :class:`BurgersDataConfig`
+    for ``"burgers"``, :class:`DarcyDataConfig` for ``"darcy"``)."""
+    from ...problems import generated_problems, get_kit
+
+    if problem not in generated_problems():
+        valid = ", ".join(map(repr, generated_problems()))
+        msg = f"`problem` must be one of {valid}; got {problem!r}."
+        raise ConfigError(msg)
+    return get_kit(problem).config_class()
