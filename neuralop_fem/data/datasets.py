@@ -34,6 +34,8 @@ import xarray as xr
 from numpy.typing import NDArray
 from torch.utils.data import Dataset
 
+from solvers.problems import get_problem
+
 from ..errors import DatasetError, InputError
 from . import schema as S
 from .io import load_dataset, read_values
@@ -135,10 +137,17 @@ class BurgersDataset(_FieldDataset):
     -----
     ``target_grad = (u[i+1] - u[i-1]) / (2h)`` on the full grid with ``h = 1/n_full`` and the
     true periodic neighbours, then subsampled; second order.
+
+    Another 1D periodic problem of the registry (one input and one output field on ``x``)
+    reuses it by a subclass that sets ``problem`` to its name.
     """
 
     problem = "burgers"
-    _names = (S.U0, S.U)
+
+    @property
+    def _names(self) -> tuple[str, str]:  # type: ignore[override]
+        spec = get_problem(self.problem)
+        return (spec.input_name, spec.output_name)
 
     def __init__(
         self,
@@ -157,10 +166,11 @@ class BurgersDataset(_FieldDataset):
     def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
         f = self._read(i)
         s = self.stride
-        du = periodic_derivative(f[S.U], h=1.0 / self.n_full)
+        name_in, name_out = self._names
+        du = periodic_derivative(f[name_out], h=1.0 / self.n_full)
         return {
-            "input": _t(f[S.U0][::s, None]),
-            "target": _t(f[S.U][::s, None]),
+            "input": _t(f[name_in][::s, None]),
+            "target": _t(f[name_out][::s, None]),
             "grid": self.grid,
             "target_grad": _t(du[::s, None]),
         }
