@@ -11,10 +11,10 @@ compare problem strings asks the registry instead::
     ('a', 'u', ('x', 'y'), 'nodes')
     >>> p.stride(421, 141), p.default_solver, type(p.make_solver()).__name__
     (3, 'fd', 'DarcyFDSolver')
-    >>> get_problem("heat")  # doctest: +ELLIPSIS
+    >>> get_problem("wave")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    solvers.errors.InputError: `problem` must be one of 'burgers', 'darcy', ...; got 'heat'.
+    solvers.errors.InputError: `problem` must be one of 'burgers', 'darcy', ...; got 'wave'.
 
 Grids
 -----

@@ -18,7 +18,7 @@ training defaults ...) is now read from the entries. A new problem is two entrie
     from solvers.problems import Problem
     from neuralop_fem.problems import ProblemKit, register_problem
 
-    register_problem(Problem(name="heat", ...), ProblemKit(name="heat", ...))
+    register_problem(Problem(name="wave", ...), ProblemKit(name="wave", ...))
 
 References to heavy objects (torch datasets, dataset builders, config classes) may be given
 as ``"package.module:attribute"`` strings, imported on first use, so that registering a
