@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .contract import Solver
 
 __all__ = ["CAPABILITIES", "GRIDS", "PROBLEMS", "Problem", "get_problem", "grid_reachable",
-           "grid_stride", "problem_of", "register_problem"]
+           "grid_stride", "problem_of", "register_problem", "unregister_problem"]
 
 #: Grid conventions (see the module docstring).
 GRIDS = ("periodic", "nodes")
@@ -354,6 +354,7 @@ _DARCY_INVERSE = Problem(
     ),
 )
 
+_BUILTIN = frozenset(p.name for p in (_BURGERS, _DARCY, _DARCY_INVERSE))
 _REGISTRY: dict[str, Problem] = {p.name: p for p in (_BURGERS, _DARCY, _DARCY_INVERSE)}
 #: Every problem by name (a read-only view: :func:`register_problem` adds to it).
 PROBLEMS: Mapping[str, Problem] = MappingProxyType(_REGISTRY)
@@ -384,6 +385,25 @@ def register_problem(problem: Problem) -> Problem:
         raise InputError(msg)
     _REGISTRY[problem.name] = problem
     return problem
+
+
+def unregister_problem(name: str) -> None:
+    """Remove a problem added by :func:`register_problem` (e.g. at the end of a test); the
+    built-in problems stay.
+
+    Raises
+    ------
+    InputError
+        For a built-in problem, or one that another registered problem learns from.
+    """
+    if name in _BUILTIN:
+        msg = f"`name` must be a problem added by register_problem; got built-in {name!r}."
+        raise InputError(msg)
+    users = [p.name for p in _REGISTRY.values() if p.data_problem == name and p.name != name]
+    if users:
+        msg = f"`name` {name!r} must not be the data problem of {users}; remove those first."
+        raise InputError(msg)
+    _REGISTRY.pop(name, None)
 
 
 def get_problem(name: str | Problem) -> Problem:

@@ -11,8 +11,9 @@ Everything a new problem provides is here and nowhere else: the solver (the solv
 ``solvers.contract``), its two registry entries (:class:`solvers.problems.Problem` for the
 numerics, :class:`neuralop_fem.problems.ProblemKit` for the data and learning side), the data
 config of ``generate``, a torch dataset (the 1D periodic one, reused) and a model preset.
-Importing the module registers the problem; ``neuralop-fem --plugin tests.heat_problem ...``
-does so on the command line.
+Importing the module registers the problem (:func:`register` does it again after
+:func:`neuralop_fem.problems.unregister_problem`); ``neuralop-fem --plugin tests.heat_problem
+...`` does so on the command line.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from solvers.errors import InputError
 from solvers.grf import PeriodicGRF
 from solvers.problems import Problem
 
-NAME = "heat"
+NAME = "heat1d"
 
 
 # -- the solver -------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ class HeatDataset(BurgersDataset):
 
 
 #: Its model preset: a small FNO (the problem is linear and smooth).
-PRESETS = {"heat-fno": FNO1dConfig(width=8, num_layers=2, modes=4, projection=16)}
+PRESETS = {"heat1d-fno": FNO1dConfig(width=8, num_layers=2, modes=4, projection=16)}
 
 
 # -- the two entries -------------------------------------------------------------------------
@@ -170,5 +171,12 @@ KIT = ProblemKit(
     presets=PRESETS,
 )
 
-register_problem(PROBLEM, KIT)
+
+
+def register() -> None:
+    """Register the problem (again, after :func:`neuralop_fem.problems.unregister_problem`)."""
+    register_problem(PROBLEM, KIT)
+
+
+register()
 

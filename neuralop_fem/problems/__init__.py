@@ -43,6 +43,7 @@ from typing import Any
 from solvers.errors import InputError
 from solvers.problems import Problem, get_problem
 from solvers.problems import register_problem as _register_numerics
+from solvers.problems import unregister_problem as _unregister_numerics
 
 __all__ = [
     "ProblemKit",
@@ -54,6 +55,7 @@ __all__ = [
     "load",
     "register",
     "register_problem",
+    "unregister_problem",
 ]
 
 #: An object, or the ``"package.module:attribute"`` text that names it (imported on use).
@@ -262,6 +264,13 @@ def register_problem(problem: Problem, kit: ProblemKit) -> ProblemKit:
         raise InputError(msg)
     _register_numerics(problem)
     return register(kit)
+
+
+def unregister_problem(name: str) -> None:
+    """Remove a problem added by :func:`register_problem`, both entries (e.g. at the end of a
+    test); the built-in problems stay (:func:`solvers.problems.unregister_problem`)."""
+    _unregister_numerics(name)
+    _registry().pop(name, None)
 
 
 def get_kit(name: str | Problem) -> ProblemKit:
