@@ -7,7 +7,9 @@ import neither xarray, dask nor torch):
   :func:`save_dataset`, :func:`load_dataset` (:mod:`neuralop_fem.data`);
 - surrogates: :class:`Surrogate`, :class:`SurrogatePolicy`, :class:`OODWarning`
   (:mod:`neuralop_fem.surrogate`);
-- evaluation: :func:`compare`, :func:`evaluate_run` (:mod:`neuralop_fem.evaluation`).
+- evaluation: :func:`compare`, :func:`evaluate_run` (:mod:`neuralop_fem.evaluation`);
+- problems: :func:`register_problem` (a new problem's two entries,
+  :mod:`neuralop_fem.problems`).
 
 No submodule of this package has the name of one of these attributes, so an attribute is the
 same object however and whenever it is first reached.
@@ -23,6 +25,7 @@ from ._version import __version__
 if TYPE_CHECKING:  # pragma: no cover
     from .data import BurgersDataConfig, DarcyDataConfig, generate, load_dataset, save_dataset
     from .evaluation import compare, evaluate_run
+    from .problems import register_problem
     from .surrogate import OODWarning, Surrogate, SurrogatePolicy
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "evaluate_run",
     "generate",
     "load_dataset",
+    "register_problem",
     "save_dataset",
 ]
 
@@ -51,6 +55,7 @@ _LAZY = {
     "SurrogatePolicy": "surrogate",
     "compare": "evaluation",
     "evaluate_run": "evaluation",
+    "register_problem": "problems",
 }
 
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    neuralop-fem [-v] [--debug] COMMAND [options]
+    neuralop-fem [-v] [--debug] [--plugin MODULE] COMMAND [options]
 
 Subcommands live in :mod:`neuralop_fem.commands`, one module each, listed in
 :data:`COMMANDS`. Only the module of the command that runs is imported (``--help`` of the
@@ -10,6 +10,9 @@ top level only needs each module's ``register``, which must import nothing heavy
 level).
 
 ``-v``/``-vv`` and ``--debug`` may be given before or after the command name.
+``--plugin MODULE`` (before the command, repeatable) imports ``MODULE`` first: a module that
+registers a problem (:func:`neuralop_fem.problems.register_problem`) makes it a choice of every
+command (``generate NAME``, its presets for ``train``, its runs for ``compare`` ...).
 
 Exit status and messages (one line on stderr; the traceback only with ``--debug``):
 
@@ -200,6 +203,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_global_flags(parser, after=False)
+    parser.add_argument("--plugin", action="append", metavar="MODULE", default=[],
+                        help="import MODULE first (e.g. one that registers a new problem); "
+                             "repeatable")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMANDS:
         name = _command_name(module_name)
@@ -300,7 +306,40 @@ def error_message(exc: BaseException) -> tuple[str, int]:
             "traceback and report it)"), 1
 
 
+def _plugins(argv: Sequence[str]) -> list[str]:
+    """The modules named by ``--plugin MODULE`` / ``--plugin=MODULE`` before the command."""
+    names, command = [], _requested_command(argv)
+    for i, arg in enumerate(argv):
+        if arg == command:
+            break
+        if arg == "--plugin" and i + 1 < len(argv):
+            names.append(argv[i + 1])
+        elif arg.startswith("--plugin="):
+            names.append(arg.partition("=")[2])
+    return names
+
+
+def load_plugins(names: Sequence[str]) -> None:
+    """Import each module of ``names`` (``--plugin``), so that what it registers is known
+    before the command's parser is built.
+
+    Raises
+    ------
+    UsageError
+        For a module that cannot be imported, naming it and the reason.
+    """
+    from .errors import UsageError
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            msg = f"argument --plugin: cannot import module {name!r} ({exc})."
+            raise UsageError(msg) from None
+
+
 def _run(argv: list[str], debug: bool, seen: dict[str, argparse.ArgumentParser]) -> int:
+    load_plugins(_plugins(argv))
     command = _requested_command(argv)
     parser = build_parser(only=command)
     try:

@@ -15,7 +15,7 @@ numpy, scipy and scikit-fem only: importing :mod:`solvers` never imports torch.
 - :mod:`solvers.exact`: Cole-Hopf Burgers and manufactured Darcy solutions
 - :mod:`solvers.contract`: the solver contract (:class:`Solver`, :class:`SolveReport`,
   batch helpers)
-- :mod:`solvers.problems`: the problem registry (:func:`get_problem`)
+- :mod:`solvers.problems`: the problem registry (:func:`get_problem`, :func:`register_problem`)
 
 Every solver follows one contract: ``.solve(inputs, *, initial_guess=None)`` takes numpy or
 xarray input with a leading ``sample`` dimension (or one sample) and returns the same form;
@@ -31,7 +31,7 @@ from .darcy_grids import DarcyCellFDSolver, DarcyHalfOpenFDSolver
 from .darcy_inverse import DarcyInverseSolver, InverseSolveReport
 from .errors import ConvergenceError, ConvergenceWarning, InputError, NeuralopFemError, ShapeError
 from .grf import NeumannGRF, PeriodicGRF, sample_seeds, threshold
-from .problems import PROBLEMS, Problem, get_problem
+from .problems import PROBLEMS, Problem, get_problem, register_problem
 
 __all__ = [
     "BurgersFDSolver",
@@ -54,6 +54,7 @@ __all__ = [
     "SolveReport",
     "Solver",
     "get_problem",
+    "register_problem",
     "sample_seeds",
     "threshold",
 ]

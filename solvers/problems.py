@@ -11,10 +11,10 @@ compare problem strings asks the registry instead::
     ('a', 'u', ('x', 'y'), 'nodes')
     >>> p.stride(421, 141), p.default_solver, type(p.make_solver()).__name__
     (3, 'fd', 'DarcyFDSolver')
-    >>> get_problem("heat")  # doctest: +ELLIPSIS
+    >>> get_problem("wave")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    solvers.errors.InputError: `problem` must be one of 'burgers', 'darcy', ...; got 'heat'.
+    solvers.errors.InputError: `problem` must be one of 'burgers', 'darcy', ...; got 'wave'.
 
 Grids
 -----
@@ -28,7 +28,8 @@ Grids
 Darcy datasets may also use the other grids of :mod:`solvers.grids` (cell centres,
 ``x_i = i/n``), each solved by the solver :attr:`Problem.grid_solvers` names.
 
-A new problem is one entry of :data:`PROBLEMS`.
+A new problem is one :class:`Problem` given to :func:`register_problem` (the built-in ones
+below), plus its data/learning kit on the :mod:`neuralop_fem.problems` side.
 """
 
 from __future__ import annotations
@@ -48,10 +49,52 @@ from .errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     from .contract import Solver
 
-__all__ = ["GRIDS", "PROBLEMS", "Problem", "get_problem", "problem_of"]
+__all__ = ["CAPABILITIES", "GRIDS", "PROBLEMS", "Problem", "get_problem", "grid_reachable",
+           "grid_stride", "problem_of", "register_problem", "unregister_problem"]
 
 #: Grid conventions (see the module docstring).
 GRIDS = ("periodic", "nodes")
+
+#: What a problem's classical solvers can do, as :attr:`Problem.capabilities`:
+#:
+#: * ``"warm_start"``: they take an ``initial_guess`` and report iterations that a better
+#:   guess reduces (one linear system per sample: a surrogate prediction warm-starts it);
+#: * ``"energy_norm"``: the output has the energy norm of a symmetric positive operator built
+#:   from the input, and the PDE residual of a prediction can be computed;
+#: * ``"linear_solves"``: they take a ``linear_solver`` (one of :attr:`Problem.linear_solvers`).
+CAPABILITIES = ("warm_start", "energy_norm", "linear_solves")
+
+
+def grid_reachable(grid: str, n_full: int) -> list[int]:
+    """Resolutions reachable from ``n_full`` by strided subsampling on ``grid``, ascending."""
+    if _check_grid(grid) == "periodic":
+        return [n for n in range(1, n_full + 1) if n_full % n == 0]
+    return [n for n in range(2, n_full + 1) if (n_full - 1) % (n - 1) == 0]
+
+
+def grid_stride(grid: str, n_full: int, n: int) -> int:
+    """The stride that takes ``n_full`` points of ``grid`` to ``n`` points.
+
+    Raises
+    ------
+    InputError
+        If ``n`` is not reachable; the message lists the reachable resolutions.
+    """
+    reachable = grid_reachable(grid, n_full)
+    periodic = grid == "periodic"
+    if n not in reachable:
+        rule = "n_full % n == 0" if periodic else "(n_full - 1) % (n - 1) == 0"
+        msg = (f"`resolution` must be reachable from {n_full} by strided subsampling "
+               f"({rule}): one of {reachable}; got {n}.")
+        raise InputError(msg)
+    return n_full // n if periodic else (n_full - 1) // (n - 1)
+
+
+def _check_grid(grid: str) -> str:
+    if grid not in GRIDS:
+        msg = f"`grid` must be one of {GRIDS}; got {grid!r}."
+        raise InputError(msg)
+    return grid
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,7 +118,8 @@ class Problem:
         The dataset problem that provides the samples (the inverse problem learns from Darcy
         datasets, so its ``data_problem`` is ``"darcy"``).
     solvers
-        Short solver name -> ``"module:Class"`` under :mod:`solvers` (imported on use).
+        Short solver name -> the solver class, or ``"module:Class"`` imported on use (a
+        module without a dot is one of :mod:`solvers`, e.g. ``"darcy:DarcyFDSolver"``).
     default_solver
         The short name of the solver that produced the benchmark data.
     positive_input
@@ -83,9 +127,9 @@ class Problem:
     zero_boundary_output
         Whether the output vanishes on the boundary (Dirichlet), so predictions can be
         projected onto that condition.
-    linear_system
-        Whether the classical solvers solve one linear system per sample (iterations and
-        residuals are meaningful, a warm start applies, an energy norm exists).
+    capabilities
+        What the classical solvers can do, a subset of :data:`CAPABILITIES` (ask with
+        :meth:`can`).
     benchmark_resolution
         Grid of the benchmark datasets; coarser data are strided subsamples of it.
     physics
@@ -99,9 +143,8 @@ class Problem:
         :meth:`ladder` and :mod:`solvers.ladder`.
     linear_solvers
         The linear solvers its classical solvers take as ``linear_solver`` (e.g. ``"gmg"``,
-        ``"amg"``, ``"cg"``, ``"direct"``), the default first; empty when they take none. The
-        inverse problem has them although ``linear_system`` is False: each inversion does many
-        linear solves.
+        ``"amg"``, ``"cg"``, ``"direct"``), the default first; empty when they take none (the
+        inverse problem has them: each inversion does many linear solves).
     grid_solvers
         The other grid conventions (:mod:`solvers.grids`) its datasets may use, each with the
         short name of the solver that solves on it (Darcy: ``"cell-centred"`` -> ``"fd-cells"``,
@@ -119,7 +162,7 @@ class Problem:
     default_solver: str
     positive_input: bool
     zero_boundary_output: bool
-    linear_system: bool
+    capabilities: frozenset[str] = frozenset()
     benchmark_resolution: int
     physics: tuple[str, ...] = ()
     ladder_settings: tuple[tuple[str, int, tuple[tuple[str, object], ...], str], ...] = ()
@@ -127,9 +170,16 @@ class Problem:
     grid_solvers: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.grid not in GRIDS:
-            msg = f"`grid` must be one of {GRIDS}; got {self.grid!r}."
+        _check_grid(self.grid)
+        unknown = set(self.capabilities) - set(CAPABILITIES)
+        if unknown:
+            msg = f"`capabilities` must be among {CAPABILITIES}; got {sorted(unknown)}."
             raise InputError(msg)
+        if ("linear_solves" in self.capabilities) != bool(self.linear_solvers):
+            msg = ("`capabilities` must hold 'linear_solves' exactly when `linear_solvers` is "
+                   f"not empty; got {sorted(self.capabilities)} and {self.linear_solvers}.")
+            raise InputError(msg)
+        object.__setattr__(self, "capabilities", frozenset(self.capabilities))
         if self.default_solver not in self.solvers:
             msg = (f"`default_solver` must be one of {sorted(self.solvers)}; got "
                    f"{self.default_solver!r}.")
@@ -140,6 +190,13 @@ class Problem:
             msg = f"`grid_solvers` must name solvers of {sorted(self.solvers)}; got {unknown}."
             raise InputError(msg)
         object.__setattr__(self, "grid_solvers", MappingProxyType(dict(self.grid_solvers)))
+
+    def can(self, capability: str) -> bool:
+        """Whether the classical solvers have ``capability`` (one of :data:`CAPABILITIES`)."""
+        if capability not in CAPABILITIES:
+            msg = f"`capability` must be one of {CAPABILITIES}; got {capability!r}."
+            raise InputError(msg)
+        return capability in self.capabilities
 
     # -- grids ----------------------------------------------------------------------------
     @property
@@ -171,9 +228,7 @@ class Problem:
 
     def reachable(self, n_full: int) -> list[int]:
         """Resolutions reachable from ``n_full`` by strided subsampling, ascending."""
-        if self.periodic:
-            return [n for n in range(1, n_full + 1) if n_full % n == 0]
-        return [n for n in range(2, n_full + 1) if (n_full - 1) % (n - 1) == 0]
+        return grid_reachable(self.grid, n_full)
 
     def stride(self, n_full: int, n: int) -> int:
         """The stride that takes ``n_full`` points to ``n`` points.
@@ -183,13 +238,7 @@ class Problem:
         InputError
             If ``n`` is not reachable; the message lists the reachable resolutions.
         """
-        reachable = self.reachable(n_full)
-        if n not in reachable:
-            rule = "n_full % n == 0" if self.periodic else "(n_full - 1) % (n - 1) == 0"
-            msg = (f"`resolution` must be reachable from {n_full} by strided subsampling "
-                   f"({rule}): one of {reachable}; got {n}.")
-            raise InputError(msg)
-        return n_full // n if self.periodic else (n_full - 1) // (n - 1)
+        return grid_stride(self.grid, n_full, n)
 
     # -- solvers --------------------------------------------------------------------------
     def solver_class(self, name: str | None = None) -> type:
@@ -199,8 +248,7 @@ class Problem:
             valid = ", ".join(map(repr, self.solvers))
             msg = f"`solver` must be one of {valid} for {self.name}; got {name!r}."
             raise InputError(msg)
-        module, cls = self.solvers[key].split(":")
-        return getattr(importlib.import_module(f"solvers.{module}"), cls)
+        return _load_class(self.solvers[key])
 
     def make_solver(self, name: str | None = None) -> Solver:
         """A solver of short name ``name`` with its default settings (None: the default)."""
@@ -230,8 +278,26 @@ class Problem:
 
     def solver_name(self, solver: object) -> str | None:
         """The short name of ``solver``'s class, or None if it is not one of this problem's."""
-        qual = f"{type(solver).__module__.removeprefix('solvers.')}:{type(solver).__name__}"
-        return next((k for k, v in self.solvers.items() if v == qual), None)
+        cls = type(solver)
+        return next((k for k, v in self.solvers.items()
+                     if (v is cls if isinstance(v, type) else _qualified(v) == _qualified(cls))),
+                    None)
+
+
+def _qualified(ref: str | type) -> str:
+    """``"package.module:Class"`` of a class or of a reference (a dotless module is one of
+    :mod:`solvers`)."""
+    if isinstance(ref, type):
+        return f"{ref.__module__}:{ref.__qualname__}"
+    module, _, name = ref.partition(":")
+    return f"{module if '.' in module else 'solvers.' + module}:{name}"
+
+
+def _load_class(ref: str | type) -> type:
+    if isinstance(ref, type):
+        return ref
+    module, _, name = _qualified(ref).partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _check_points(n: object, *, periodic: bool) -> int:
@@ -248,7 +314,7 @@ _BURGERS = Problem(
     input_name="u0", output_name="u", dims=("x",), grid="periodic", data_problem="burgers",
     solvers={"spectral": "burgers:BurgersSpectralSolver", "fd": "burgers:BurgersFDSolver"},
     default_solver="spectral", positive_input=False, zero_boundary_output=False,
-    linear_system=False, benchmark_resolution=8192,
+    benchmark_resolution=8192,
     physics=("viscosity", "final_time", "output_times"),
     # Spectral on coarse grids with large steps: errors 4.8e-2 (16) ... 3.4e-5 (512) against
     # the n = 8192 solution strided to 512 (the time step barely matters at these dt); the FD
@@ -265,7 +331,8 @@ _DARCY = Problem(
     solvers={"fd": "darcy:DarcyFDSolver", "fem": "darcy:DarcyFEMSolver",
              "fd-cells": "darcy_grids:DarcyCellFDSolver",
              "fd-half-open": "darcy_grids:DarcyHalfOpenFDSolver"},
-    default_solver="fd", positive_input=True, zero_boundary_output=True, linear_system=True,
+    default_solver="fd", positive_input=True, zero_boundary_output=True,
+    capabilities=frozenset({"warm_start", "energy_norm", "linear_solves"}),
     benchmark_resolution=421, physics=("forcing",),
     linear_solvers=("gmg", "amg", "cg", "direct", "banded", "dst-cg"),
     grid_solvers={"cell-centred": "fd-cells", "half-open": "fd-half-open"},
@@ -288,7 +355,8 @@ _DARCY_INVERSE = Problem(
     input_name="u", output_name="a", dims=("x", "y"), grid="nodes", data_problem="darcy",
     solvers={"adjoint": "darcy_inverse:DarcyInverseSolver"},
     default_solver="adjoint", positive_input=False, zero_boundary_output=False,
-    linear_system=False, benchmark_resolution=421, linear_solvers=("gmg", "amg", "cg", "direct"),
+    capabilities=frozenset({"linear_solves"}), benchmark_resolution=421,
+    linear_solvers=("gmg", "amg", "cg", "direct"),
     physics=("forcing", "averaging", "bounds"),
     # The inversion on coarser observation grids (observations strided, the coefficient
     # interpolated bilinearly to the comparison grid), its L-BFGS-B iterations capped at half
@@ -304,10 +372,56 @@ _DARCY_INVERSE = Problem(
     ),
 )
 
-#: Every problem by name (read-only).
-PROBLEMS: Mapping[str, Problem] = MappingProxyType(
-    {p.name: p for p in (_BURGERS, _DARCY, _DARCY_INVERSE)}
-)
+_BUILTIN = frozenset(p.name for p in (_BURGERS, _DARCY, _DARCY_INVERSE))
+_REGISTRY: dict[str, Problem] = {p.name: p for p in (_BURGERS, _DARCY, _DARCY_INVERSE)}
+#: Every problem by name (a read-only view: :func:`register_problem` adds to it).
+PROBLEMS: Mapping[str, Problem] = MappingProxyType(_REGISTRY)
+
+
+def register_problem(problem: Problem) -> Problem:
+    """Add ``problem`` to the registry, so that :func:`get_problem` and everything that asks
+    it (the data layer, training, surrogates, ``compare``) know it; returns it.
+
+    Registering the same entry again is a no-op (a module imported twice); the data and
+    learning side of a problem is registered with :func:`neuralop_fem.problems.register`.
+
+    Raises
+    ------
+    InputError
+        If ``problem`` is not a :class:`Problem`, or its name is taken by another entry.
+    """
+    if not isinstance(problem, Problem):
+        msg = f"`problem` must be a solvers.problems.Problem; got {type(problem).__name__}."
+        raise InputError(msg)
+    old = _REGISTRY.get(problem.name)
+    if old is not None and old != problem:
+        msg = f"`problem` {problem.name!r} is registered already, with other settings."
+        raise InputError(msg)
+    if problem.data_problem not in _REGISTRY and problem.data_problem != problem.name:
+        msg = (f"`data_problem` must be a registered problem or {problem.name!r}; got "
+               f"{problem.data_problem!r}.")
+        raise InputError(msg)
+    _REGISTRY[problem.name] = problem
+    return problem
+
+
+def unregister_problem(name: str) -> None:
+    """Remove a problem added by :func:`register_problem` (e.g. at the end of a test); the
+    built-in problems stay.
+
+    Raises
+    ------
+    InputError
+        For a built-in problem, or one that another registered problem learns from.
+    """
+    if name in _BUILTIN:
+        msg = f"`name` must be a problem added by register_problem; got built-in {name!r}."
+        raise InputError(msg)
+    users = [p.name for p in _REGISTRY.values() if p.data_problem == name and p.name != name]
+    if users:
+        msg = f"`name` {name!r} must not be the data problem of {users}; remove those first."
+        raise InputError(msg)
+    _REGISTRY.pop(name, None)
 
 
 def get_problem(name: str | Problem) -> Problem:

@@ -21,6 +21,10 @@ from neuralop_fem.data import generate  # noqa: E402
 
 torch.set_num_threads(1)
 
+#: A plugin module, not tests: importing it registers its problem, which only
+#: tests/test_third_problem.py wants (its fixture imports it and unregisters it after).
+collect_ignore = ["heat_problem.py"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")

@@ -1,9 +1,10 @@
-"""``neuralop-fem generate burgers|darcy``: generate a dataset file.
+"""``neuralop-fem generate burgers|darcy|...``: generate a dataset file.
 
-Every physical and numerical option maps 1:1 onto a field of
-:class:`~neuralop_fem.data.BurgersDataConfig` or
-:class:`~neuralop_fem.data.DarcyDataConfig` (``--final-time`` -> ``final_time``);
-the defaults reproduce the benchmark datasets. With ``--append M`` the options left out
+One subcommand per problem whose kit has a data config (:mod:`neuralop_fem.problems`). Every
+physical and numerical option maps 1:1 onto a field of its config
+(:class:`~neuralop_fem.data.BurgersDataConfig`, :class:`~neuralop_fem.data.DarcyDataConfig`
+...; ``--final-time`` -> ``final_time``), with the field's help text; the defaults reproduce
+the benchmark datasets. With ``--append M`` the options left out
 are taken from the file; the ones given must match it.
 """
 
@@ -14,6 +15,7 @@ import dataclasses
 import logging
 from typing import Any
 
+from ..problems import kits
 from ._options import (
     check_output_file,
     int_range,
@@ -22,41 +24,20 @@ from ._options import (
 
 __all__ = ["register", "run"]
 
-# Options of each problem: (field name, type, help). Defaults come from the config classes.
-_BURGERS = (
-    ("viscosity", float, "viscosity nu > 0 (default 0.1/(2 pi), the Galerkin Transformer paper; "
-                         "the FNO paper states 0.1)"),
-    ("final_time", float, "final time T > 0; `u` is stored at t = T (default 1)"),
-    ("grf_sigma", float, "initial-condition GRF amplitude sigma (default 25)"),
-    ("grf_tau", float, "initial-condition GRF inverse length scale tau (default 5)"),
-    ("grf_alpha", float, "initial-condition GRF smoothness exponent alpha (default 2)"),
-    ("solver", str, "'spectral' (pseudo-spectral exponential integrator, default) or 'fd' "
-                    "(finite differences)"),
-    ("dt", float, "spectral: largest time step (default: the solver's rule, ~450 steps)"),
-    ("first_dt", float, "spectral: first graded step (default 1e-4 dt)"),
-    ("growth", float, "spectral: growth ratio of graded steps (default 1.2)"),
-    ("n_contour", int_range(1), "spectral: contour points of the ETDRK4 coefficients (default 32)"),
-    ("mode_tol", float, "spectral: relative mode truncation of the product (default 1e-16)"),
-    ("cfl", float, "fd: fraction of the RK4 stability limit (default 0.8)"),
-)
-_DARCY = (
-    ("grf_tau", float, "GRF inverse length scale tau (default 3)"),
-    ("grf_alpha", float, "GRF smoothness exponent alpha (default 2)"),
-    ("contrast_high", float, "coefficient where the GRF is > 0 (default 12)"),
-    ("contrast_low", float, "coefficient elsewhere (default 3)"),
-    ("forcing", float, "constant right-hand side f (default 1)"),
-    ("discretisation", str, "'fd' (5-point finite differences, default) or 'fem' (scikit-fem)"),
-    ("averaging", str, "FD face averaging: 'harmonic' (default) or 'arithmetic'"),
-    ("element", str, "FEM element: 'P1' (default) or 'Q1'"),
-    ("linear_solver", str, "'gmg' (CG + geometric multigrid, default), 'amg', 'cg' or 'direct'"),
-    ("tol", float, "relative residual tolerance of iterative solves (default 1e-10)"),
-    ("maxiter", int_range(1), "iteration limit of iterative solves (default: the solver's)"),
-    ("grid", str, "grid of the stored fields: 'nodes' (x_i = i/(n-1), default), 'cell-centred' "
-                  "((i + 1/2)/n, PDEBench's) or 'half-open' (i/n, neuraloperator's)"),
-)
+# The subcommands are the problems whose kit has a data config (neuralop_fem.problems); their
+# options are the config's fields with a help text (``metadata["help"]``), written once there.
+_NUMBERS = {"float": float, "int": int_range(1), "str": str}
 
 
-def _add_common(parser: argparse.ArgumentParser, problem: str, resolution: int) -> None:
+def _option_kwargs(field: dataclasses.Field[Any]) -> dict[str, Any]:
+    """argparse keywords of a config field, from its annotation and help text."""
+    kind = str(field.type).split(" | ")[0]
+    if kind.startswith("tuple["):
+        return {"type": float, "nargs": "+", "metavar": "T", "help": field.metadata["help"]}
+    return {"type": _NUMBERS.get(kind, str), "help": field.metadata["help"]}
+
+
+def _add_common(parser: argparse.ArgumentParser, resolution: int, chunk_size: int) -> None:
     size = parser.add_mutually_exclusive_group(required=True)
     size.add_argument("--samples", type=int_range(1), metavar="N",
                       help="number of samples of a new dataset")
@@ -80,13 +61,13 @@ def _add_common(parser: argparse.ArgumentParser, problem: str, resolution: int) 
                         help="storage type of the fields (default float64)")
     parser.add_argument("--chunk-size", dest="chunk_size", type=int_range(1), metavar="C",
                         help="samples per chunk: one solver call, one unit of resumption "
-                             f"(default {16 if problem == 'burgers' else 4})")
+                             f"(default {chunk_size})")
     parser.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                         help="log lines instead of a progress bar even on a terminal")
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``generate`` subcommand (with ``burgers`` and ``darcy``) to ``subparsers``."""
+    """Add the ``generate`` subcommand (one subcommand per generated problem) to ``subparsers``."""
     parser = subparsers.add_parser(
         "generate",
         help="generate a Burgers or Darcy dataset (parallel, resumable, appendable)",
@@ -95,24 +76,17 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "again; every default reproduces the benchmark datasets.",
     )
     problems = parser.add_subparsers(dest="problem", metavar="PROBLEM", required=True)
-    burgers = problems.add_parser(
-        "burgers", help="1D periodic viscous Burgers: u0 -> u(., T)",
-        description="u_t + u u_x = nu u_xx on [0, 1) periodic; u0 ~ N(0, sigma^2 (-Laplacian + "
-        "tau^2)^-alpha) with zero mean; grid x_i = i/n.")
-    _add_common(burgers, "burgers", 8192)
-    for name, kind, text in _BURGERS:
-        burgers.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=text)
-    burgers.add_argument("--output-times", dest="output_times", type=float, nargs="+",
-                         metavar="T", help="also store the trajectory u_t at these times in [0, T]")
-    darcy = problems.add_parser(
-        "darcy", help="2D Darcy flow: a -> u",
-        description="-div(a grad u) = f on [0, 1]^2, u = 0 on the boundary; a = high where a "
-        "Neumann GRF ~ N(0, (-Laplacian + tau^2)^-alpha) is > 0, low elsewhere; n x n nodes "
-        "x_i = i/(n-1).")
-    _add_common(darcy, "darcy", 421)
-    for name, kind, text in _DARCY:
-        darcy.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=text)
-    _add_like(darcy, "darcy")
+    for kit in kits():
+        if not kit.generated:
+            continue
+        sub = problems.add_parser(kit.name, help=kit.generate_help,
+                                  description=kit.generate_description)
+        _add_common(sub, kit.benchmark_resolution, kit.chunk_size)
+        for field in dataclasses.fields(kit.config_class()):
+            if "help" in field.metadata:
+                sub.add_argument("--" + field.name.replace("_", "-"), dest=field.name,
+                                 **_option_kwargs(field))
+        _add_like(sub, kit.name)
     return parser
 
 
@@ -120,6 +94,8 @@ def _add_like(parser: argparse.ArgumentParser, problem: str) -> None:
     from ..peer_presets import PEER_PRESETS
 
     presets = {k: p for k, p in PEER_PRESETS.items() if p.problem == problem}
+    if not presets:
+        return
     listing = "; ".join(f"{k}: {p.summary}" for k, p in presets.items())
     parser.add_argument("--like", choices=tuple(presets), metavar="PRESET",
                         help=f"the grid, resolution and physics of another tool's dataset "

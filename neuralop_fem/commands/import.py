@@ -88,7 +88,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_input_file(args.file, "FILE")
     check_output_file(args.out, "--out", overwrite=args.overwrite)
-    if args.problem and args.problem != "burgers" and args.viscosity is not None:
+    from ..problems import get_kit
+
+    if args.problem and "viscosity" not in get_kit(args.problem).physics \
+            and args.viscosity is not None:
         msg = f"argument --viscosity: applies to Burgers files only; got --problem {args.problem}."
         raise UsageError(msg)
     common = {"problem": args.problem, "dtype": args.dtype, "overwrite": args.overwrite,

@@ -24,8 +24,12 @@ __all__ = ["register", "run"]
 
 _log = logging.getLogger(__name__)
 
-#: option dest -> the problem it applies to.
-_PHYSICS = {"viscosity": "burgers", "final_time": "burgers", "forcing": "darcy"}
+
+def _physics() -> dict[str, str]:
+    """Option dest -> the problem it applies to (the kits' physical parameters)."""
+    from ..problems import kits
+
+    return {name: kit.name for kit in kits() if kit.mat_keys for name in kit.physics}
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -40,7 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--forcing for Darcy), and a comparison then refuses to guess the reference solver.",
     )
     parser.add_argument("file", type=input_file, metavar="FILE.mat", help="legacy .mat file")
-    parser.add_argument("--problem", required=True, choices=("burgers", "darcy"))
+    from ..problems import kits
+
+    parser.add_argument("--problem", required=True,
+                        choices=tuple(kit.name for kit in kits() if kit.mat_keys))
     parser.add_argument("--out", required=True, type=output_file, metavar="FILE.nc",
                         help="output file")
     parser.add_argument(
@@ -65,7 +72,7 @@ def _check(args: argparse.Namespace) -> None:
 
     check_input_file(args.file, "FILE.mat")
     check_output_file(args.out, "--out", overwrite=args.overwrite)
-    for dest, problem in _PHYSICS.items():
+    for dest, problem in _physics().items():
         if getattr(args, dest) is not None and problem != args.problem:
             option = "--" + dest.replace("_", "-")
             msg = (f"argument {option}: applies to --problem {problem} only; got --problem "
@@ -78,10 +85,11 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     from ..data.matlab import import_mat
 
-    physics = {dest: getattr(args, dest, None) for dest in _PHYSICS}
+    owners = _physics()
+    physics = {dest: getattr(args, dest, None) for dest in owners}
     out = import_mat(
         args.file, args.out, problem=args.problem, dtype=args.dtype, overwrite=args.overwrite,
-        **{k: v for k, v in physics.items() if _PHYSICS[k] == args.problem},
+        **{k: v for k, v in physics.items() if owners[k] == args.problem},
     )
     _log.info("wrote %s", out)
     return 0

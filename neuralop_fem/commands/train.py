@@ -201,7 +201,7 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
         ``"yaml"`` or ``"json"``: the format of ``--config`` (YAML without one).
     """
     from ..errors import ConfigError
-    from ..models import PRESETS
+    from ..models.presets import model_preset
     from ..training import fit_to_data, training_preset
     from ._config_file import FileConfig, format_of, read_config
 
@@ -212,7 +212,7 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
     check_input_file(data, "--data")
     out = args.out or file.out
     train_config = training_preset(preset)  # an unknown name: the message lists the presets
-    model_config, train_config = _from_file(file, PRESETS[preset], train_config,
+    model_config, train_config = _from_file(file, model_preset(preset), train_config,
                                             str(args.config))
     changes = {
         field: getattr(args, dest) for dest, field in _OPTIONS.items()
@@ -251,12 +251,12 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(dump_config(config, fmt))
         return 0
     out = check_output_dir(Path(_require(config["out"], "--out", "out")), "--out")
-    from ..models import PRESETS
+    from ..models.presets import model_preset
     from ..training import TrainConfig, Trainer
     from ..training.optim import schedule_note
 
     preset = config["preset"]
-    model_config = PRESETS[preset].replace(**config["model_config"])
+    model_config = model_preset(preset).replace(**config["model_config"])
     train_config = TrainConfig.from_dict(config["train_config"])
     if notes and os.environ.get("RANK", "0") == "0":  # once in a distributed run
         sys.stdout.write("".join(f"{note}\n" for note in notes))

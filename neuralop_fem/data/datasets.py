@@ -34,6 +34,8 @@ import xarray as xr
 from numpy.typing import NDArray
 from torch.utils.data import Dataset
 
+from solvers.problems import get_problem
+
 from ..errors import DatasetError, InputError
 from . import schema as S
 from .grids import dataset_grid, grid_spacing, grid_stride
@@ -44,7 +46,7 @@ from .validation import validate
 if TYPE_CHECKING:  # pragma: no cover
     from .normalizer import UnitGaussianNormalizer
 
-__all__ = ["DATASETS", "BurgersDataset", "DarcyDataset", "DarcyInverseDataset"]
+__all__ = ["BurgersDataset", "DarcyDataset", "DarcyInverseDataset"]
 
 #: A dataset or the path of its file.
 _Data: TypeAlias = "xr.Dataset | str | os.PathLike[str]"
@@ -136,10 +138,17 @@ class BurgersDataset(_FieldDataset):
     -----
     ``target_grad = (u[i+1] - u[i-1]) / (2h)`` on the full grid with ``h = 1/n_full`` and the
     true periodic neighbours, then subsampled; second order.
+
+    Another 1D periodic problem of the registry (one input and one output field on ``x``)
+    reuses it by a subclass that sets ``problem`` to its name.
     """
 
     problem = "burgers"
-    _names = (S.U0, S.U)
+
+    @property
+    def _names(self) -> tuple[str, str]:  # type: ignore[override]
+        spec = get_problem(self.problem)
+        return (spec.input_name, spec.output_name)
 
     def __init__(
         self,
@@ -158,10 +167,11 @@ class BurgersDataset(_FieldDataset):
     def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
         f = self._read(i)
         s = self.stride
-        du = periodic_derivative(f[S.U], h=1.0 / self.n_full)
+        name_in, name_out = self._names
+        du = periodic_derivative(f[name_out], h=1.0 / self.n_full)
         return {
-            "input": _t(f[S.U0][::s, None]),
-            "target": _t(f[S.U][::s, None]),
+            "input": _t(f[name_in][::s, None]),
+            "target": _t(f[name_out][::s, None]),
             "grid": self.grid,
             "target_grad": _t(du[::s, None]),
         }
@@ -320,6 +330,3 @@ class DarcyInverseDataset(_FieldDataset):
             "grid_fine": self.grid_fine,
         }
 
-
-#: The torch dataset of each forward problem (the inverse problem: :class:`DarcyInverseDataset`).
-DATASETS: dict[str, type[_FieldDataset]] = {"burgers": BurgersDataset, "darcy": DarcyDataset}

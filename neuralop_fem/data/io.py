@@ -24,6 +24,7 @@ import xarray as xr
 from ..errors import DatasetError, InputError
 from ..files import atomic_path, open_for_reading
 from . import schema as S
+from .provenance import field_names
 from .validation import validate
 
 __all__ = [
@@ -70,8 +71,7 @@ def as_storage_dtype(ds: xr.Dataset, dtype: str) -> xr.Dataset:
     if dtype not in _DTYPES:
         msg = f"`dtype` must be one of {_DTYPES}; got {dtype!r}."
         raise InputError(msg)
-    problem = ds.attrs.get("problem")
-    names = [n for n in (*S.FIELD_VARIABLES.get(problem, {}), S.U_T) if n in ds.data_vars]
+    names = [n for n in field_names(ds) if n in ds.data_vars]
     out = ds.copy()
     for name in names:
         out[name] = ds[name].astype(dtype)

@@ -45,13 +45,14 @@ import xarray as xr
 from solvers.problems import get_problem
 
 from ..errors import DatasetError, InputError
+from ..problems import data_problems, get_kit, kit_table
 from . import schema as S
-from .provenance import ATTR, PHYSICS, import_record
+from .provenance import ATTR, import_record, physics_options
 
 __all__ = ["LEGACY_KEYS", "import_mat", "read_mat"]
 
-#: The keys (input, solution) of the legacy files, per problem.
-LEGACY_KEYS: dict[str, tuple[str, str]] = {"burgers": ("a", "u"), "darcy": ("coeff", "sol")}
+#: The keys (input, solution) of the legacy files: each problem kit's ``mat_keys`` (a live view).
+LEGACY_KEYS = kit_table("mat_keys")
 
 _UNKNOWN = "unknown: imported from a legacy .mat file that does not record it"
 
@@ -117,7 +118,8 @@ def _check(path: Path, problem: str, arrays: dict[str, np.ndarray], found: list[
         if arrays[k].dtype not in (np.float32, np.float64):
             msg = f"{path}: key `{k}` must hold float32 or float64 values; got {arrays[k].dtype}."
             raise DatasetError(msg)
-        _check_values(path, k, arrays[k], positive=problem == "darcy" and k == keys[0])
+        positive = get_problem(problem).positive_input and k == keys[0]
+        _check_values(path, k, arrays[k], positive=positive)
 
 
 def _check_values(path: Path, key: str, values: np.ndarray, *, positive: bool) -> None:
@@ -137,12 +139,12 @@ def _check_values(path: Path, key: str, values: np.ndarray, *, positive: bool) -
 def _physics(problem: str, given: Mapping[str, float | None]) -> dict[str, float | None]:
     """The physical parameters of ``problem`` from ``given``; a parameter of another problem
     or a bad value is an :class:`InputError`."""
-    allowed = PHYSICS[problem]
+    allowed = physics_options(problem)
     for name, value in given.items():
         if value is None:
             continue
         if name not in allowed:
-            owner = next(k for k, v in PHYSICS.items() if name in v)
+            owner = next(k for k in data_problems() if name in physics_options(k))
             msg = f"`{name}` applies to {owner} files only; got {name}={value!r} for {problem}."
             raise InputError(msg)
         ok = isinstance(value, int | float) and math.isfinite(value)
@@ -223,7 +225,7 @@ def read_mat(path: str | os.PathLike[str], *, problem: str, viscosity: float | N
         "residual": np.full(n_samples, np.nan),
         "solve_time": np.full(n_samples, np.nan),
     }
-    builder = S.DATASET_BUILDERS[problem]
+    builder = get_kit(problem).builder()
     ds = builder(first, second, attrs=attrs, **diagnostics)
     for name in S.DIAGNOSTICS:
         ds[name].attrs["comment"] = _UNKNOWN

@@ -1,5 +1,6 @@
 """The names of the neuralop_fem dataset schema, defined once: dimensions, variables,
-global attributes, per-problem field tables and the ``units`` / ``long_name`` of each.
+global attributes and the ``units`` / ``long_name`` of the shared ones (each problem's
+fields and their attributes are its kit's: :mod:`neuralop_fem.problems`).
 
 The lowest layer of :mod:`neuralop_fem.data`: it imports nothing of the package, so the
 builders (:mod:`~neuralop_fem.data.schema`, which re-exports every name),
@@ -13,14 +14,12 @@ import numpy as np
 
 __all__ = [
     "A",
+    "COMMON_ATTRS",
     "CONVENTIONS",
     "DIAGNOSTICS",
-    "FIELD_VARIABLES",
     "GRID",
     "ITERATIONS",
     "ITERATIONS_UNKNOWN",
-    "OPTIONAL_FIELDS",
-    "PROBLEMS",
     "REQUIRED_ATTRS",
     "RESIDUAL",
     "SAMPLE",
@@ -33,7 +32,6 @@ __all__ = [
     "U",
     "U0",
     "U_T",
-    "VARIABLE_ATTRS",
     "X",
     "Y",
 ]
@@ -68,18 +66,7 @@ SEED_UNKNOWN = np.uint64(np.iinfo(np.uint64).max)
 #: Sentinel stored in ``iterations`` when unknown; ``residual``/``solve_time`` use NaN.
 ITERATIONS_UNKNOWN = -1
 
-PROBLEMS = ("burgers", "darcy")
 DIAGNOSTICS = (SEED, ITERATIONS, RESIDUAL, SOLVE_TIME)
-
-#: Field variables (floating point, cast by the storage dtype) and their dims, per problem.
-FIELD_VARIABLES: dict[str, dict[str, tuple[str, ...]]] = {
-    "burgers": {U0: (SAMPLE, X), U: (SAMPLE, X)},
-    "darcy": {A: (SAMPLE, X, Y), U: (SAMPLE, X, Y)},
-}
-OPTIONAL_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
-    "burgers": {U_T: (SAMPLE, TIME, X)},
-    "darcy": {},
-}
 
 REQUIRED_ATTRS = (
     "Conventions",
@@ -94,62 +81,17 @@ REQUIRED_ATTRS = (
     STORAGE_DTYPE,
 )
 
-_BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
-#: ``units``, ``long_name`` and ``comment`` of every variable and coordinate (problem-specific
-#: where keyed). ``long_name`` is short, as plot labels show it (xarray: ``long_name [units]``);
-#: the full description is the CF ``comment``.
-VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
-    "burgers": {
-        U0: {"units": "1", "long_name": "initial condition u(x, 0)",
-             "comment": "nondimensional " + _BURGERS_U + " at t = 0"},
-        U: {"units": "1", "long_name": "solution u(x, T)",
-            "comment": "nondimensional " + _BURGERS_U + " at t = T = final_time"},
-        U_T: {"units": "1", "long_name": "solution u(x, t)",
-              "comment": "nondimensional " + _BURGERS_U + " at the output times"},
-        X: {
-            "units": "1",
-            "long_name": "position x",
-            "comment": "periodic unit interval [0, 1), x_i = i/n (no duplicated endpoint)",
-            "axis": "X",
-        },
-        # No axis="T": CF reserves it for time coordinates whose units are a time unit with a
-        # reference date ("s since ..."); this nondimensional time has units "1".
-        TIME: {"units": "1", "long_name": "time (nondimensional)"},
-        ITERATIONS: {"units": "1", "long_name": "number of time steps of the solver"},
-        RESIDUAL: {
-            "units": "1",
-            "long_name": "spatial resolution indicator (not an error bound): relative l2 norm of "
-            "the top fifth of the resolved spectrum at the final time; 0 when those modes "
-            "decayed below the solver's mode truncation; NaN for the FD solver",
-        },
+#: ``units`` and ``long_name`` of the variables and coordinates every problem shares; the
+#: problem-specific ones (fields, grid coordinates, the meaning of ``iterations`` and
+#: ``residual``) are its kit's ``variable_attrs`` (:mod:`neuralop_fem.problems`).
+#: ``long_name`` is short, as plot labels show it (xarray: ``long_name [units]``); the full
+#: description is the CF ``comment``.
+COMMON_ATTRS: dict[str, dict[str, str]] = {
+    SAMPLE: {"units": "1", "long_name": "global sample index k"},
+    SEED: {
+        "units": "1",
+        "long_name": "per-sample seed: np.random.SeedSequence([dataset_seed, k]) state; "
+        "regenerates sample k alone",
     },
-    "darcy": {
-        A: {"units": "1", "long_name": "coefficient a(x, y)",
-            "comment": "coefficient a of -div(a grad u) = f on [0, 1]^2"},
-        U: {"units": "1", "long_name": "solution u(x, y)",
-            "comment": "solution u of -div(a grad u) = f on [0, 1]^2, u = 0 on the boundary"},
-        X: {
-            "units": "1",
-            "long_name": "position x",
-            "comment": "node grid on [0, 1] including the boundary, x_i = i/(n-1)",
-            "axis": "X",
-        },
-        Y: {
-            "units": "1",
-            "long_name": "position y",
-            "comment": "node grid on [0, 1] including the boundary, y_j = j/(n-1)",
-            "axis": "Y",
-        },
-        ITERATIONS: {"units": "1", "long_name": "linear-solver iterations (1 for a direct solve)"},
-        RESIDUAL: {"units": "1", "long_name": "final relative residual ||b - A u|| / ||b||"},
-    },
-    "common": {
-        SAMPLE: {"units": "1", "long_name": "global sample index k"},
-        SEED: {
-            "units": "1",
-            "long_name": "per-sample seed: np.random.SeedSequence([dataset_seed, k]) state; "
-            "regenerates sample k alone",
-        },
-        SOLVE_TIME: {"units": "s", "long_name": "wall time of the solve of this sample"},
-    },
+    SOLVE_TIME: {"units": "s", "long_name": "wall time of the solve of this sample"},
 }

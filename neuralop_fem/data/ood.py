@@ -35,26 +35,27 @@ from scipy import stats as _stats
 from solvers.problems import get_problem
 
 from ..errors import InputError
+from ..problems import get_kit, kit_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
-__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "OODReferenceDict", "ood_statistics",
-           "reference_from_dataset", "reference_from_inputs"]
+__all__ = ["OFF_SET_LIMIT", "OOD_QUANTILE", "OODReference", "OODReferenceDict",
+           "burgers_statistics", "darcy_statistics", "ood_statistics", "reference_from_dataset",
+           "reference_from_inputs", "solution_statistics"]
 
 #: Training inputs used to fit a reference (the statistics converge long before this).
 MAX_REFERENCE_SAMPLES = 256
 
 OOD_QUANTILE = 0.999
 OFF_SET_LIMIT = 0.01
-STAT_NAMES = {
-    "burgers": ("log_rms", "spectrum_slope"),
-    "darcy": ("mean_log_a", "interface_density"),
-    "darcy-inverse": ("log_rms", "log_gradient_ratio"),
-}
+#: The names of each problem's statistics (its kit's ``ood_features``; a live view).
+STAT_NAMES = kit_table("ood_features")
 
 
-def _burgers_stats(u0: NDArray[np.float64]) -> NDArray[np.float64]:
+def burgers_statistics(u0: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Burgers (periodic ``u0``): log RMS and the log-log slope of the power spectrum over
+    the wavenumbers 2..32."""
     n = u0.shape[-1]
     rms = np.sqrt(np.mean(u0**2, axis=-1))
     power = np.abs(np.fft.rfft(u0, axis=-1)) ** 2
@@ -66,7 +67,9 @@ def _burgers_stats(u0: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.stack([np.log(rms + 1e-300), slope], axis=1)
 
 
-def _darcy_stats(a: NDArray[np.float64]) -> NDArray[np.float64]:
+def darcy_statistics(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Darcy (coefficient ``a > 0`` on the node grid): mean of log a and the density of
+    interfaces (jumps of log a above 1 %) per grid line."""
     n = a.shape[-1]
     log_a = np.log(a)
     jumps_x = np.abs(np.diff(log_a, axis=1)) > np.log1p(0.01)
@@ -75,7 +78,7 @@ def _darcy_stats(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.stack([log_a.mean(axis=(1, 2)), density], axis=1)
 
 
-def _solution_stats(u: NDArray[np.float64]) -> NDArray[np.float64]:
+def solution_statistics(u: NDArray[np.float64]) -> NDArray[np.float64]:
     """Inverse problem (observed Darcy solution on the node grid): log RMS of ``u`` and log of
     RMS(|grad u|) / RMS(u) (central differences, ``h = 1/(n-1)``; a length-scale measure)."""
     n = u.shape[-1]
@@ -85,9 +88,6 @@ def _solution_stats(u: NDArray[np.float64]) -> NDArray[np.float64]:
     rms = np.sqrt(np.mean(u**2, axis=(1, 2)))
     grad = np.sqrt(np.mean(gx**2 + gy**2, axis=(1, 2)))
     return np.stack([np.log(rms + 1e-300), np.log(grad + 1e-300) - np.log(rms + 1e-300)], axis=1)
-
-
-_STATISTICS = {"burgers": _burgers_stats, "darcy": _darcy_stats, "darcy-inverse": _solution_stats}
 
 
 def ood_statistics(inputs: NDArray[np.float64], problem: str) -> NDArray[np.float64]:
@@ -104,12 +104,12 @@ def ood_statistics(inputs: NDArray[np.float64], problem: str) -> NDArray[np.floa
     -------
     (n_samples, 2) array, columns named by ``STAT_NAMES[problem]``.
     """
-    if problem not in _STATISTICS:
-        msg = f"`problem` must be one of {', '.join(map(repr, _STATISTICS))}; got {problem!r}."
+    if problem not in STAT_NAMES:
+        msg = f"`problem` must be one of {', '.join(map(repr, STAT_NAMES))}; got {problem!r}."
         raise InputError(msg)
     # Absurd inputs (e.g. 1e300) overflow: their statistics become inf/NaN and are flagged.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _STATISTICS[problem](np.asarray(inputs, dtype=np.float64))
+        return get_kit(problem).statistics()(np.asarray(inputs, dtype=np.float64))
 
 
 class OODReferenceDict(TypedDict):
@@ -147,7 +147,8 @@ class OODReference:
 
     def __post_init__(self) -> None:
         if self.problem not in STAT_NAMES:
-            msg = f"`problem` must be 'burgers' or 'darcy'; got {self.problem!r}."
+            msg = (f"`problem` must be one of {', '.join(map(repr, STAT_NAMES))}; got "
+                   f"{self.problem!r}.")
             raise InputError(msg)
         k = len(STAT_NAMES[self.problem])
         cov = np.asarray(self.covariance, dtype=np.float64)

@@ -16,10 +16,12 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from solvers.problems import PROBLEMS, get_problem
+
 from ..errors import InputError
 from ..plotting import save
 from .io import read_values
-from .schema import SAMPLE, U0, A, U, X, Y
+from .schema import SAMPLE, X, Y
 
 __all__ = ["field_label", "plot_samples"]
 
@@ -39,22 +41,24 @@ def field_label(ds: xr.Dataset, name: str) -> str:
     return f"{label} [{units}]" if units is not None else label
 
 
-def _burgers(ds: xr.Dataset, idx: np.ndarray, title: str):
+def _lines(ds: xr.Dataset, idx: np.ndarray, title: str, names: tuple[str, str]):
+    """1D problems (Burgers): input and output of each sample as two lines."""
     import matplotlib.pyplot as plt
 
     x = np.asarray(ds[X].values)
-    u0 = read_values(ds, U0, **{SAMPLE: idx})
-    u = read_values(ds, U, **{SAMPLE: idx})
+    name_in, name_out = names
+    u0 = read_values(ds, name_in, **{SAMPLE: idx})
+    u = read_values(ds, name_out, **{SAMPLE: idx})
     k = len(idx)
     fig, axes = plt.subplots(1, k, figsize=(3.4 * k + 0.6, 3.2), sharey=True, squeeze=False)
     for j, ax in enumerate(axes[0]):
-        ax.plot(x, u0[j], color="0.45", lw=1.2, label=field_label(ds, U0))
-        ax.plot(x, u[j], color="C0", lw=1.5, label=field_label(ds, U))
+        ax.plot(x, u0[j], color="0.45", lw=1.2, label=field_label(ds, name_in))
+        ax.plot(x, u[j], color="C0", lw=1.5, label=field_label(ds, name_out))
         ax.set_title(f"sample {int(ds[SAMPLE].values[idx[j]])}", fontsize=10)
         ax.set_xlabel(field_label(ds, X))
         ax.set_xlim(0, 1)
         ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("u [1]")
+    axes[0, 0].set_ylabel(f"{name_out} [{ds[name_out].attrs.get('units', '1')}]")
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8,
                frameon=False)
     fig.suptitle(title, fontsize=10)
@@ -62,14 +66,15 @@ def _burgers(ds: xr.Dataset, idx: np.ndarray, title: str):
     return fig
 
 
-def _darcy(ds: xr.Dataset, idx: np.ndarray, title: str):
+def _images(ds: xr.Dataset, idx: np.ndarray, title: str, names: tuple[str, str]):
+    """2D problems (Darcy): one row of images per field."""
     import matplotlib.pyplot as plt
 
     x, y = np.asarray(ds[X].values), np.asarray(ds[Y].values)
     k = len(idx)
     fig, axes = plt.subplots(2, k, figsize=(3.0 * k + 1.2, 5.6), squeeze=False,
                              layout="constrained")
-    for row, name in enumerate((A, U)):
+    for row, name in enumerate(names):
         values = read_values(ds, name, **{SAMPLE: idx})  # (k, x, y)
         lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
         mesh = None
@@ -122,11 +127,11 @@ def plot_samples(ds: xr.Dataset, out_dir: str | os.PathLike[str], *, n_samples: 
     source = ds.encoding.get("source")
     title = f"{problem} dataset" + (f" {Path(source).name}" if source else "") + \
         f", n = {ds.sizes[X]}"
-    if problem == "burgers":
-        fig = _burgers(ds, idx, title)
-    elif problem == "darcy":
-        fig = _darcy(ds, idx, title)
-    else:
-        msg = f"`ds` must be a burgers or darcy dataset; got problem {problem!r}."
+    if problem not in PROBLEMS or get_problem(problem).ndim not in (1, 2):
+        msg = (f"`ds` must be a dataset of a 1D or 2D problem ({', '.join(PROBLEMS)}); got "
+               f"problem {problem!r}.")
         raise InputError(msg)
+    spec = get_problem(problem)
+    names = (spec.input_name, spec.output_name)
+    fig = (_lines if spec.ndim == 1 else _images)(ds, idx, title, names)
     return save(fig, Path(out_dir) / f"{name}.png")

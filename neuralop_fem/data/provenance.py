@@ -8,8 +8,8 @@ this module is the only place that knows its layout:
   setting, problem included...}, "n_samples", "chunk_size", "solver_class",
   "solver_config", "neuralop_fem_version", "float_paths"}``;
 * :func:`import_record` (written by ``import-mat``): ``{"problem", "source_file", "format",
-  "keys", "physics"}``, where ``physics`` maps each parameter of :data:`PHYSICS` to the value
-  given to ``import-mat`` or None (unknown: the legacy files do not record them);
+  "keys", "physics"}``, where ``physics`` maps each parameter of :func:`physics_options` to
+  the value given to ``import-mat`` or None (unknown: the legacy files do not record them);
 * :func:`default_record` (datasets built by hand with :func:`~neuralop_fem.data.save_dataset`):
   a JSON copy of the attributes.
 
@@ -32,7 +32,7 @@ import numpy as np
 from solvers.problems import get_problem
 
 from ..errors import DatasetError
-from .names import FIELD_VARIABLES, OPTIONAL_FIELDS
+from ..problems import data_problems, get_kit
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -41,7 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ATTR",
-    "PHYSICS",
     "ValuesDigest",
     "dataset_provenance",
     "default_record",
@@ -49,6 +48,7 @@ __all__ = [
     "generation_record",
     "generation_settings",
     "import_record",
+    "physics_options",
     "read_record",
     "require_physics",
     "solver_from_record",
@@ -59,12 +59,16 @@ __all__ = [
 #: The global attribute that holds the record.
 ATTR = "config_json"
 
-#: The physical parameters of each data problem that a reference solver needs, with the
-#: ``neuralop-fem import-mat`` option that supplies each (``generate`` always records them).
-PHYSICS: dict[str, dict[str, str]] = {
-    "burgers": {"viscosity": "--viscosity", "final_time": "--final-time"},
-    "darcy": {"forcing": "--forcing"},
-}
+
+def physics_options(problem: str) -> dict[str, str]:
+    """The physical parameters of data problem ``problem`` that a reference solver needs (its
+    kit's ``physics``), each with the ``neuralop-fem import-mat`` option that supplies it
+    (``generate`` always records them)::
+
+        >>> physics_options("burgers")
+        {'viscosity': '--viscosity', 'final_time': '--final-time'}
+    """
+    return {name: "--" + name.replace("_", "-") for name in get_kit(problem).physics}
 
 
 def _dumps(record: Mapping[str, object]) -> str:
@@ -91,9 +95,10 @@ def import_record(*, problem: str, source_file: str, layout: str, keys: list[str
                   physics: Mapping[str, float | None]) -> str:
     """The ``config_json`` text of a file converted by ``import-mat``.
 
-    ``physics`` maps every parameter of ``PHYSICS[problem]`` to its value, None if unknown.
+    ``physics`` maps every parameter of ``physics_options(problem)`` to its value, None if
+    unknown.
     """
-    values = {name: physics.get(name) for name in PHYSICS[problem]}
+    values = {name: physics.get(name) for name in physics_options(problem)}
     return _dumps({"problem": problem, "source_file": source_file, "format": layout,
                    "keys": list(keys), "physics": values})
 
@@ -141,7 +146,7 @@ def _is_import(record: Mapping[str, object]) -> bool:
 
 def unknown_physics(attrs: Mapping[str, object], problem: str, *,
                     source: str = "<dataset>") -> list[str]:
-    """The physical parameters (:data:`PHYSICS`) an imported dataset does not record.
+    """The physical parameters (:func:`physics_options`) an imported dataset does not record.
 
     Empty for a file written by ``generate`` or by hand, and for an import that was given
     every parameter (``import-mat --viscosity ... --final-time ...`` / ``--forcing ...``).
@@ -151,7 +156,7 @@ def unknown_physics(attrs: Mapping[str, object], problem: str, *,
         return []
     physics = record.get("physics")
     physics = physics if isinstance(physics, dict) else {}
-    return [name for name in PHYSICS[get_problem(problem).data_problem]
+    return [name for name in physics_options(get_problem(problem).data_problem)
             if physics.get(name) is None]
 
 
@@ -172,7 +177,7 @@ def require_physics(attrs: Mapping[str, object], problem: str, *,
 def _refuse_unknown(record: Mapping[str, object], problem: str, missing: list[str],
                     source: str) -> DatasetError:
     data_problem = get_problem(problem).data_problem
-    options = " ".join(f"{PHYSICS[data_problem][m]} VALUE" for m in missing)
+    options = " ".join(f"{physics_options(data_problem)[m]} VALUE" for m in missing)
     name = record.get("source_file", "FILE.mat")
     msg = (f"{source}: the {data_problem} data were imported from {name!r} without "
            f"{', '.join(missing)}, so the classical solver that produced the labels is unknown "
@@ -218,7 +223,7 @@ def solver_from_record(attrs: Mapping[str, object], problem: str, *,
             return _build(cls, config, source=source, field="solver_config")
     settings = record.get("settings")
     if isinstance(settings, dict):
-        physics = {k: settings[k] for k in PHYSICS.get(spec.data_problem, {}) if k in settings}
+        physics = {k: settings[k] for k in get_kit(spec.data_problem).physics if k in settings}
         return _build(spec.solver_class(), physics, source=source, field="settings")
     return None
 
@@ -274,7 +279,10 @@ def field_names(data: xr.Dataset) -> list[str]:
     """The field variables of ``data``'s problem that it holds (e.g. ``a`` and ``u``, plus a
     stored trajectory), in schema order; not the per-sample diagnostics such as wall times."""
     problem = str(data.attrs.get("problem"))
-    known = list(FIELD_VARIABLES.get(problem, {})) + list(OPTIONAL_FIELDS.get(problem, {}))
+    if problem not in data_problems():
+        return []
+    kit = get_kit(problem)
+    known = list(kit.fields) + list(kit.optional_fields)
     return [v for v in known if v in data.data_vars]
 
 

@@ -34,16 +34,15 @@ from solvers.grids import GRID_CONVENTIONS
 
 from .. import __version__
 from ..errors import DatasetError
+from ..problems import get_kit
 from .attrs import netcdf_attrs
 from .grids import dataset_grid, grid_coordinates
 from .names import (
+    COMMON_ATTRS,
     CONVENTIONS,
     DIAGNOSTICS,
-    FIELD_VARIABLES,
     ITERATIONS,
     ITERATIONS_UNKNOWN,
-    OPTIONAL_FIELDS,
-    PROBLEMS,
     REQUIRED_ATTRS,
     RESIDUAL,
     SAMPLE,
@@ -55,7 +54,6 @@ from .names import (
     TIME,
     U0,
     U_T,
-    VARIABLE_ATTRS,
     A,
     U,
     X,
@@ -66,14 +64,11 @@ from .validation import validate
 
 __all__ = [
     "A",
+    "COMMON_ATTRS",
     "CONVENTIONS",
-    "DATASET_BUILDERS",
     "DIAGNOSTICS",
-    "FIELD_VARIABLES",
     "ITERATIONS",
     "ITERATIONS_UNKNOWN",
-    "OPTIONAL_FIELDS",
-    "PROBLEMS",
     "REQUIRED_ATTRS",
     "RESIDUAL",
     "SAMPLE",
@@ -86,20 +81,26 @@ __all__ = [
     "U",
     "U0",
     "U_T",
-    "VARIABLE_ATTRS",
     "X",
     "Y",
     "burgers_dataset",
     "burgers_grid",
     "darcy_dataset",
     "darcy_grid",
+    "field_dataset",
     "netcdf_attrs",
+    "variable_attrs",
 ]
 
 
-def _var_attrs(problem: str, name: str) -> dict[str, str]:
-    table = VARIABLE_ATTRS[problem]
-    return dict(table[name] if name in table else VARIABLE_ATTRS["common"][name])
+def variable_attrs(problem: str, name: str) -> dict[str, str]:
+    """``units``, ``long_name`` ... of variable or coordinate ``name`` in a ``problem`` file:
+    the problem kit's ``variable_attrs``, else the shared :data:`COMMON_ATTRS`."""
+    table = get_kit(problem).variable_attrs
+    return dict(table[name] if name in table else COMMON_ATTRS[name])
+
+
+_var_attrs = variable_attrs
 
 
 def burgers_grid(n: int) -> np.ndarray:
@@ -327,5 +328,43 @@ def darcy_dataset(
     return ds
 
 
-#: The builder of each dataset problem: ``DATASET_BUILDERS[problem](inputs, solutions, ...)``.
-DATASET_BUILDERS = {"burgers": burgers_dataset, "darcy": darcy_dataset}
+def field_dataset(
+    problem: str,
+    inputs: ArrayLike,
+    outputs: ArrayLike,
+    *,
+    sample: ArrayLike | None = None,
+    seed: ArrayLike,
+    iterations: ArrayLike,
+    residual: ArrayLike,
+    solve_time: ArrayLike,
+    attrs: Mapping[str, object],
+) -> xr.Dataset:
+    """Build a dataset of any registered ``problem`` from its input and output fields.
+
+    The builder a new problem's kit can name as its ``dataset_builder`` (with
+    :func:`functools.partial` for ``problem``): the two fields of the kit's ``fields`` in
+    order, on the grid of the problem's :meth:`~solvers.problems.Problem.coordinates` along
+    each spatial dimension.
+
+    Parameters
+    ----------
+    inputs, outputs : (n_samples, n, ...) float array
+        The input and output fields, one grid point per entry of each spatial dimension.
+    sample, seed, iterations, residual, solve_time, attrs
+        As in :func:`burgers_dataset`.
+    """
+    kit = get_kit(problem)
+    spec = kit.problem
+    (in_name, in_dims), (out_name, out_dims) = list(kit.fields.items())[:2]
+    a = _field(inputs, name=in_name, ndim=len(in_dims))
+    u = _field(outputs, name=out_name, ndim=len(out_dims))
+    if a.shape != u.shape:
+        msg = f"`{out_name}` must have the shape of `{in_name}` {a.shape}; got {u.shape}."
+        raise DatasetError(msg)
+    coords: dict[str, ArrayLike] = {SAMPLE: _sample_coord(sample, a.shape[0])}
+    for dim, n in zip(spec.dims, a.shape[1:], strict=True):
+        coords[dim] = spec.coordinates(n)
+    return _assemble(problem, {in_name: (in_dims, a), out_name: (out_dims, u)}, coords,
+                     seed=seed, iterations=iterations, residual=residual,
+                     solve_time=solve_time, attrs=attrs)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from solvers.problems import Problem, get_problem
+from solvers.problems import grid_reachable, grid_stride
 
 from ..errors import InputError
 
@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 
-def _problem(periodic: bool) -> Problem:
-    return get_problem("burgers" if periodic else "darcy")
+def _grid(periodic: bool) -> str:
+    return "periodic" if periodic else "nodes"
 
 
 def reachable_resolutions(n_full: int, *, periodic: bool) -> list[int]:
@@ -46,7 +46,7 @@ def reachable_resolutions(n_full: int, *, periodic: bool) -> list[int]:
     The rule of the grid (:meth:`solvers.problems.Problem.reachable`): periodic grid, the
     divisors of ``n_full``; node grid, ``n`` with ``(n_full-1) % (n-1) == 0`` (``n >= 2``).
     """
-    return _problem(periodic).reachable(n_full)
+    return grid_reachable(_grid(periodic), n_full)
 
 
 def subsample_stride(n_full: int, n: int, *, periodic: bool) -> int:
@@ -57,7 +57,7 @@ def subsample_stride(n_full: int, n: int, *, periodic: bool) -> int:
     InputError
         If ``n`` is not reachable; the message lists the reachable resolutions.
     """
-    return _problem(periodic).stride(n_full, n)
+    return grid_stride(_grid(periodic), n_full, n)
 
 
 def periodic_derivative(u: NDArray[np.floating], *, h: float) -> NDArray[np.floating]:

@@ -18,14 +18,12 @@ from solvers.problems import get_problem
 
 from .. import __version__
 from ..errors import DatasetError
+from ..problems import data_problems, get_kit
 from .attrs import netcdf_attrs
 from .grids import dataset_grid, describe_grid, grid_coordinates
 from .names import (
     DIAGNOSTICS,
-    FIELD_VARIABLES,
     ITERATIONS,
-    OPTIONAL_FIELDS,
-    PROBLEMS,
     REQUIRED_ATTRS,
     RESIDUAL,
     SAMPLE,
@@ -34,7 +32,6 @@ from .names import (
     SOLVE_TIME,
     STORAGE_DTYPE,
     TIME,
-    U_T,
 )
 from .provenance import generation_settings, solver_from_record
 
@@ -85,15 +82,17 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
         raise _fail(source, f"misses global attribute(s) {missing}.")
     _check_attr_types(ds.attrs, source)
     problem = ds.attrs["problem"]
-    if problem not in PROBLEMS:
-        raise _fail(source, f"attribute `problem` must be one of {PROBLEMS}; got {problem!r}.")
+    if problem not in data_problems():
+        raise _fail(source, f"attribute `problem` must be one of {data_problems()}; got "
+                    f"{problem!r}.")
+    kit = get_kit(problem)
     storage = ds.attrs[STORAGE_DTYPE]
     if storage not in ("float32", "float64"):
         raise _fail(source, f"attribute `{STORAGE_DTYPE}` must be float32 or float64; "
                     f"got {storage!r}.")
 
-    expected = dict(FIELD_VARIABLES[problem])
-    for name, dims in OPTIONAL_FIELDS[problem].items():
+    expected = dict(kit.fields)
+    for name, dims in kit.optional_fields.items():
         if name in ds.variables:
             expected[name] = dims
     for name in DIAGNOSTICS:
@@ -112,7 +111,7 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
         for key in ("units", "long_name"):
             if key not in ds[name].attrs:
                 raise _fail(source, f"variable `{name}` misses the `{key}` attribute.")
-    for name in FIELD_VARIABLES[problem].keys() | (expected.keys() & {U_T}):
+    for name in kit.fields.keys() | (expected.keys() & kit.optional_fields.keys()):
         if str(ds[name].dtype) != storage:
             raise _fail(
                 source,

@@ -77,22 +77,25 @@ def _check_solver(obj: object, name: str) -> None:
         raise InputError(msg)
 
 
-def _problem_of(reference: object, candidate: object, inputs: SolverInput) -> Problem:
-    """The problem both sides declare (``problem`` attribute), else the input's dims."""
+def _problem_of(reference: object, candidate: object, problem: str | Problem | None) -> Problem:
+    """The problem both sides declare (``problem`` attribute), else the ``problem`` argument;
+    never guessed from the inputs' shape."""
     declared = {name: problem_of(obj) for name, obj in (("reference", reference),
                                                          ("candidate", candidate))}
+    if problem is not None:
+        declared["problem"] = get_problem(problem)
     known = {k: v for k, v in declared.items() if v is not None}
     if len({p.name for p in known.values()}) > 1:
-        msg = (f"`reference` and `candidate` must solve the same problem; got reference for "
-               f"{known['reference'].name!r} ({type(reference).__name__}) and candidate for "
-               f"{known['candidate'].name!r} ({type(candidate).__name__}).")
+        found = ", ".join(f"{k} for {v.name!r}" for k, v in known.items())
+        msg = (f"`reference` and `candidate` must solve the same problem (and `problem` name "
+               f"it); got {found} ({type(reference).__name__}, {type(candidate).__name__}).")
         raise InputError(msg)
-    if known:
-        return next(iter(known.values()))
-    dims = getattr(inputs, "dims", None)
-    ndim = len(dims) if dims is not None else np.ndim(inputs)
-    two_d = ("y" in dims) if dims is not None else ndim == 3
-    return get_problem("darcy" if two_d else "burgers")
+    if not known:
+        msg = ("`problem` must be given when neither `reference` nor `candidate` declares one "
+               f"(a `problem` attribute); got neither ({type(reference).__name__}, "
+               f"{type(candidate).__name__}). Pass e.g. problem='darcy'.")
+        raise InputError(msg)
+    return next(iter(known.values()))
 
 
 def _reference_values(reference_solution: SolverInput, batch: Batch,
@@ -140,7 +143,8 @@ def _solutions(reference: SupportsSolve, candidate: SupportsSolve, values: NDArr
 def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverInput, *,
             reference_solution: SolverInput | None = None, warm_start: bool = False,
             keep_fields: bool = False, noise_level: ArrayLike | None = None,
-            warm_phases: tuple[float, float] | None = None) -> xr.Dataset:
+            warm_phases: tuple[float, float] | None = None,
+            problem: str | Problem | None = None) -> xr.Dataset:
     """Per-sample errors and timings of ``candidate`` against ``reference`` on ``inputs``.
 
     Parameters
@@ -169,6 +173,10 @@ def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverIn
         Inverse problems only: start the warm-started inversion from the candidate's
         coefficient snapped to these two phase values (at 7.5 for the benchmark's
         ``(3.0, 12.0)``: the midpoint ``(low + high) / 2``). An error for forward problems.
+    problem : str or Problem, optional
+        The problem solved (:func:`solvers.problems.get_problem`); needed only when neither
+        side declares one in a ``problem`` attribute (the bundled solvers and surrogates do),
+        and then never guessed from the inputs' shape.
 
     For an inverse problem (both sides declare ``problem = "darcy-inverse"``, e.g.
     ``DarcyInverseSolver()`` and an inverse surrogate) the comparison is against the truth:
@@ -188,14 +196,14 @@ def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverIn
     Raises
     ------
     InputError
-        A side that is not a solver, sides of different problems, non-finite candidate
-        solutions or a non-finite ``reference_solution``.
+        A side that is not a solver, sides of different problems, no problem known,
+        non-finite candidate solutions or a non-finite ``reference_solution``.
     ShapeError
         If a solution (or ``reference_solution``) is not on the inputs' grid.
     """
     _check_solver(reference, "reference")
     _check_solver(candidate, "candidate")
-    problem = _problem_of(reference, candidate, inputs)
+    problem = _problem_of(reference, candidate, problem)
     if problem.inverse:
         from .inverse_comparison import compare_inverse
 
@@ -219,7 +227,7 @@ def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverIn
         "rel_l2": relative_l2(cand, ref),
         "rel_h1": relative_h1(cand, ref, grid=problem.grid),
         "max_abs": np.abs(diff).max(axis=1),
-        "rel_energy": (energy_norm_error(values, cand, ref) if problem.linear_system
+        "rel_energy": (energy_norm_error(values, cand, ref) if problem.can("energy_norm")
                        else np.full(n_s, np.nan)),
         "reference_time": sol["ref_time"],
         "candidate_time": sol["cand_time"],
@@ -244,7 +252,7 @@ def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverIn
 
 def _warm_start(reference: SupportsSolve, values: NDArray[np.float64], cand: NDArray[np.float64],
                 problem: Problem, *, rerun_zero: bool) -> dict[str, NDArray[Any]]:
-    if not problem.linear_system:
+    if not problem.can("warm_start"):
         msg = (f"`warm_start` needs a problem solved by an iterative linear solve (darcy); got "
                f"{problem.name}.")
         raise InputError(msg)
@@ -293,7 +301,8 @@ def _summarise(ds: xr.Dataset, *, problem: str, reference: object, candidate: ob
 
 
 def repeated_timings(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverInput,
-                     *, repeats: int = 5) -> xr.Dataset:
+                     *, repeats: int = 5,
+                     problem: str | Problem | None = None) -> xr.Dataset:
     """Time both sides ``repeats`` times on ``inputs``: the median speedup and its spread.
 
     Each repeat solves all of ``inputs`` with ``reference`` and then with ``candidate`` (one
@@ -310,6 +319,8 @@ def repeated_timings(reference: SupportsSolve, candidate: SupportsSolve, inputs:
     repeats
         Number of timed repeats, an integer >= 1 (run the sides once before, e.g. through
         :func:`compare`, so that no repeat pays for first-call set-up).
+    problem : str or Problem, optional
+        As for :func:`compare`.
 
     Returns
     -------
@@ -328,7 +339,7 @@ def repeated_timings(reference: SupportsSolve, candidate: SupportsSolve, inputs:
         raise InputError(msg)
     _check_solver(reference, "reference")
     _check_solver(candidate, "candidate")
-    problem = _problem_of(reference, candidate, inputs)
+    problem = _problem_of(reference, candidate, problem)
     values = as_batch(inputs, name=problem.input_name, core_dims=problem.dims).values
     n_s = len(values)
     times = np.empty((int(repeats), 2))

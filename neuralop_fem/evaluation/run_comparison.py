@@ -178,7 +178,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     else:
         with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
             inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
-        warm = warm_start and problem.linear_system and on_nodes
+        warm = warm_start and problem.can("warm_start") and on_nodes
         result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
         if timing_repeats > 1:
             _repeat_timings(result, reference, sur, inputs, timing_repeats)

@@ -33,6 +33,7 @@ from ..metrics import (
     rmse,
     summarize,
 )
+from ..problems import get_kit
 from ..training.checkpoint import load_trained
 from ..training.config import TrainConfig
 from ..training.run_info import require_fields
@@ -248,13 +249,6 @@ def evaluate_run(
     }
 
 
-#: Problems whose models transfer to other grids when fed directly (measured: the Burgers
-#: transformers and FNO give the same error at 512, 2048 and 8192); the Darcy models do not
-#: (their attention / convolution grids change with n), so they are evaluated through their
-#: training grid by default (docs/training.md, "Other resolutions").
-_DIRECT_TRANSFER = frozenset({"burgers"})
-
-
 def _transfer_mode(transfer: str, spec: Problem, n: int, n_train: int) -> str:
     if transfer not in ("auto", "direct", "resample"):
         msg = f"`transfer` must be 'auto', 'direct' or 'resample'; got {transfer!r}."
@@ -262,7 +256,9 @@ def _transfer_mode(transfer: str, spec: Problem, n: int, n_train: int) -> str:
     if n == n_train or spec.inverse:
         return "direct"
     if transfer == "auto":
-        return "direct" if spec.name in _DIRECT_TRANSFER else "resample"
+        # The kit says whether the models transfer to other grids when fed directly
+        # (docs/training.md, "Other resolutions").
+        return "direct" if get_kit(spec.name).direct_transfer else "resample"
     return transfer
 
 

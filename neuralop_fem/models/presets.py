@@ -14,11 +14,12 @@ from torch import nn
 
 from solvers.errors import InputError
 
+from ..problems import kits
 from .config import FNO1dConfig, FNO2dConfig, Transformer1dConfig, Transformer2dConfig
 from .fno import FNO1d, FNO2d
 from .transformer import Transformer1d, Transformer2d
 
-__all__ = ["MODEL_FAMILIES", "PRESETS", "build_model"]
+__all__ = ["MODEL_FAMILIES", "PRESETS", "build_model", "model_preset", "preset_names"]
 
 ModelConfig = Transformer1dConfig | Transformer2dConfig | FNO1dConfig | FNO2dConfig
 
@@ -71,6 +72,36 @@ PRESETS.update({f"{base}-long": PRESETS[base]
                 for base in ("burgers-galerkin", "burgers-fourier", "burgers-fno")})
 
 
+def _registered_presets() -> dict[str, ModelConfig]:
+    """The presets of the registered problems' kits (:mod:`neuralop_fem.problems`)."""
+    out: dict[str, ModelConfig] = {}
+    for kit in kits():
+        out.update(kit.model_presets())
+    return out
+
+
+def preset_names() -> list[str]:
+    """Every model preset name: :data:`PRESETS` and the registered problems' presets."""
+    return [*PRESETS, *(n for n in _registered_presets() if n not in PRESETS)]
+
+
+def model_preset(name: str) -> ModelConfig:
+    """The model config of preset ``name`` (:data:`PRESETS`, else a registered problem's).
+
+    Raises
+    ------
+    InputError
+        For an unknown name; the message lists the presets.
+    """
+    if name in PRESETS:
+        return PRESETS[name]
+    extra = _registered_presets()
+    if name not in extra:
+        msg = f"Unknown preset {name!r}. Available: {', '.join(map(repr, preset_names()))}."
+        raise InputError(msg)
+    return extra[name]
+
+
 def _family_of(config: Any) -> str:
     for family, (config_cls, _) in MODEL_FAMILIES.items():
         if type(config) is config_cls:
@@ -111,13 +142,7 @@ def build_model(preset_or_config: str | ModelConfig, **overrides: Any) -> nn.Mod
     2
     """
     if isinstance(preset_or_config, str):
-        if preset_or_config not in PRESETS:
-            msg = (
-                f"Unknown preset {preset_or_config!r}. Available: "
-                f"{', '.join(map(repr, PRESETS))}."
-            )
-            raise InputError(msg)
-        config: Any = PRESETS[preset_or_config]
+        config: Any = model_preset(preset_or_config)
     else:
         config = preset_or_config
     family = _family_of(config)

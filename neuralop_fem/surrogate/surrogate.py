@@ -367,7 +367,7 @@ class Surrogate:
         elapsed = time.perf_counter() - t0
         n_s = len(values)
         residual = np.full(n_s, np.nan)
-        if self.spec.linear_system and not unknown_physics(self.provenance, self.problem):
+        if self.spec.can("energy_norm") and not unknown_physics(self.provenance, self.problem):
             reference = self.reference_solver()
             # The residual of the node-grid system (solvers on other grids: NaN, unknown).
             if getattr(reference, "grid", "nodes") == "nodes":

@@ -15,6 +15,7 @@ Choices that differ from the reference code (documented in ``docs/training.md``)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ from ..config_base import (
     positive_int,
 )
 from ..errors import ConfigError
+from ..problems import get_kit
 
 __all__ = [
     "AMP_CHOICES",
@@ -44,9 +46,9 @@ __all__ = [
     "training_preset",
 ]
 
-#: Learning problems (names of :data:`solvers.problems.PROBLEMS`): which dataset class,
-#: normalisers and loss weighting are used.
-TASKS: tuple[str, ...] = tuple(PROBLEMS)
+#: Learning problems (the names of :data:`solvers.problems.PROBLEMS`, a live view: a problem
+#: registered later is a task too): which dataset class, normalisers and loss weighting are used.
+TASKS: Mapping[str, Any] = PROBLEMS
 #: Values of ``TrainConfig.amp``: ``"auto"`` resolves to one of the other two
 #: (:func:`~neuralop_fem.training.amp.resolve_amp`).
 AMP_CHOICES = ("auto", "none", "bf16")
@@ -271,16 +273,8 @@ class TrainConfig(FrozenConfig):
                 seen[i] = name
 
 
-#: The paper's settings per task (docs/training.md): Burgers n = 512 (8192 / 16), batch 8, 128
-#: steps per epoch; Darcy 141 x 141 (421 strided by 3), batch 4, attention grid 43 by the
-#: model's rule; inverse: u at 141 -> coefficient on the 36 x 36 grid, noise 1 %.
-_TASK_SETTINGS: dict[str, dict[str, Any]] = {
-    "burgers": {"resolution": 512, "batch_size": 8, "gamma": 0.1},
-    "darcy": {"resolution": 141, "batch_size": 4, "gamma": 0.5},
-    "darcy-inverse": {"resolution": 141, "batch_size": 4, "gamma": 0.0, "noise": 0.01},
-}
-#: 2D forward models whose attention is a Fourier/softmax kernel train at half the peak lr.
-_HALF_LR = {("darcy", "fourier"), ("darcy", "softmax")}
+# The paper's settings per task (docs/training.md) are each problem kit's ``train_defaults``;
+# the model kinds trained at half the peak lr, its ``half_lr_attentions``.
 #: Recipes beyond the paper (docs/training.md, "The long recipe", has the measured errors):
 #: the paper's architecture with other training settings. ``*-long``: more epochs at half the
 #: peak lr (lr 1e-3 over 200+ epochs diverged) and H1 weight 0.5, each at the best epoch budget
@@ -312,8 +306,9 @@ def task_of_preset(preset: str) -> str:
 
 def _preset_config(preset: str) -> TrainConfig:
     task = task_of_preset(preset)
-    lr = 5e-4 if (task, preset.split("-")[-1]) in _HALF_LR else 1e-3
-    settings: dict[str, Any] = {"lr_max": lr, **_TASK_SETTINGS[task], **_RECIPES.get(preset, {})}
+    kit = get_kit(task)
+    lr = 5e-4 if preset.split("-")[-1] in kit.half_lr_attentions else 1e-3
+    settings: dict[str, Any] = {"lr_max": lr, **kit.train_defaults, **_RECIPES.get(preset, {})}
     return TrainConfig(task=task, **settings)
 
 
@@ -335,7 +330,12 @@ def training_preset(name: str) -> TrainConfig:
     ConfigError
         For an unknown name; the message lists the presets.
     """
-    if name not in TRAIN_PRESETS:
-        msg = f"Unknown preset {name!r}. Available: {', '.join(map(repr, TRAIN_PRESETS))}."
+    if name in TRAIN_PRESETS:
+        return TRAIN_PRESETS[name]
+    from ..models.presets import model_preset, preset_names
+
+    if name not in preset_names():
+        msg = f"Unknown preset {name!r}. Available: {', '.join(map(repr, preset_names()))}."
         raise ConfigError(msg)
-    return TRAIN_PRESETS[name]
+    model_preset(name)  # a registered problem's preset: the kit's defaults
+    return _preset_config(name)

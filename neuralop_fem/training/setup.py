@@ -26,16 +26,13 @@ from solvers.problems import Problem, get_problem
 from ..data.grids import dataset_grid, describe_grid, zero_boundary
 from ..data.provenance import dataset_provenance
 from ..errors import ConfigError, DatasetError
+from ..problems import get_kit
 from .config import TrainConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.normalizer import UnitGaussianNormalizer
 
 __all__ = ["TrainingData", "build_training_data", "make_dataset", "split_indices"]
-
-#: Tasks whose network input is normalised pointwise (Darcy coefficients, inverse-problem
-#: solutions); Burgers inputs stay raw (the paper's point: its layer normalisation copes).
-_NORMALISED_INPUT = frozenset({"darcy", "darcy-inverse"})
 
 
 def split_indices(n_samples: int, config: TrainConfig) -> dict[str, np.ndarray]:
@@ -106,13 +103,11 @@ def make_dataset(
     For the inverse task ``coarse`` is the target grid, and the input gets the fixed noise of
     level ``config.noise`` (seeded by ``config.seed`` and the sample index) when ``noisy``.
     """
-    from ..data.datasets import DATASETS, DarcyInverseDataset
-
+    cls = get_kit(config.task).dataset_class()
     if not get_problem(config.task).inverse:
-        cls = DATASETS[config.task]
         return cls(data, resolution=resolution, indices=indices, in_memory=in_memory)
     noise = config.noise if noisy else 0.0
-    return DarcyInverseDataset(
+    return cls(
         data, n_fine=resolution, n_coarse=int(coarse), noise=noise,
         noise_seed=config.seed if noise > 0 else None,
         input_normalizer=input_normalizer if noise > 0 else None,
@@ -228,7 +223,7 @@ def build_training_data(
     pointwise = config.target_normalizer == "reference"
     if not problem.inverse:
         train = make_dataset(ds, config, indices=splits["train"], **make)
-        if config.task in _NORMALISED_INPUT:
+        if get_kit(config.task).normalise_input:
             in_norm = UnitGaussianNormalizer.fit(train.stacked("input"))
             out_norm = UnitGaussianNormalizer.fit(train.stacked("target"), pointwise=pointwise)
         elif not pointwise:  # raw inputs; a global target normaliser on request

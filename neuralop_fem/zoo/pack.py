@@ -51,8 +51,8 @@ def _data_record(data: Path, info: dict[str, Any]) -> dict[str, Any]:
     """Seed, size, grid, settings, checksum and generate command of the training file, which
     must be the file the run recorded (same generation settings and sample count)."""
     from ..data import load_dataset
-    from ..data.names import FIELD_VARIABLES
     from ..data.provenance import generation_settings, variables_checksum
+    from ..problems import get_kit
 
     recorded = info.get("data") or {}
     with load_dataset(data) as ds:
@@ -70,7 +70,7 @@ def _data_record(data: Path, info: dict[str, Any]) -> dict[str, Any]:
                    f"samples, the generation settings of run.json); {data} holds other data.")
             raise ConfigError(msg)
         problem = str(ds.attrs["problem"])
-        names = list(FIELD_VARIABLES[problem])
+        names = list(get_kit(problem).fields)
         checksum = variables_checksum(ds, names)
     settings = record["settings"]
     return {

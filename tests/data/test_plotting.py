@@ -10,7 +10,7 @@ import xarray as xr
 
 from neuralop_fem.data import save_dataset
 from neuralop_fem.data.plotting import plot_samples
-from neuralop_fem.data.schema import VARIABLE_ATTRS
+from neuralop_fem.problems import get_kit
 
 from ..test_cli_errors import run_cli
 
@@ -88,7 +88,7 @@ def test_cf_attributes(path, files):
             for name in [*ds.data_vars, *ds.coords]:
                 assert len(ds[name].attrs["long_name"]) <= 32 or name in (
                     "seed", "iterations", "residual", "solve_time", "sample", "time"), name
-            for name, attrs in VARIABLE_ATTRS[problem].items():
+            for name, attrs in get_kit(problem).variable_attrs.items():
                 if name in ds.variables:
                     assert ds[name].attrs == {**attrs, **({"_FillValue": ds[name].attrs[
                         "_FillValue"]} if "_FillValue" in ds[name].attrs else {})}, name

@@ -25,6 +25,7 @@ import numpy as np
 from ... import __version__
 from ...errors import ConfigError, DatasetError
 from ...files import ExclusiveLock, remove_stale_temporaries
+from ...problems import get_kit, kit_table
 from ..provenance import ATTR, generation_settings
 from .assemble import assemble, check_storable
 from .config import (
@@ -47,10 +48,12 @@ __all__ = [
 
 _log = logging.getLogger("neuralop_fem.data.generation")
 
-#: Grid of the benchmark datasets; coarser data are strided subsamples of these.
-BENCHMARK_RESOLUTION: dict[str, int] = {"burgers": 8192, "darcy": 421}
-#: Samples per chunk (one solver call, one file in ``FILE.nc.partial``).
-DEFAULT_CHUNK_SIZE: dict[str, int] = {"burgers": 16, "darcy": 4}
+#: Grid of the benchmark datasets (each problem's ``benchmark_resolution``, a live view);
+#: coarser data are strided subsamples of these.
+BENCHMARK_RESOLUTION = kit_table("benchmark_resolution", where=lambda kit: kit.generated)
+#: Samples per chunk (one solver call, one file in ``FILE.nc.partial``): each problem kit's
+#: ``chunk_size`` (a live view).
+DEFAULT_CHUNK_SIZE = kit_table("chunk_size", where=lambda kit: kit.generated)
 
 _FORMAT = 1  # version of the manifest layout
 _SOURCE = "neuralop_fem generate"
@@ -150,7 +153,7 @@ def _check_call(
     if dtype is not None and dtype not in ("float64", "float32"):
         msg = f"`dtype` must be 'float64' or 'float32'; got {dtype!r}."
         raise ConfigError(msg)
-    chunk = DEFAULT_CHUNK_SIZE[problem] if chunk_size is None else chunk_size
+    chunk = get_kit(problem).chunk_size if chunk_size is None else chunk_size
     chunk = _int_arg(chunk, "chunk_size", minimum=1)
     if append and overwrite:
         msg = "`append` and `overwrite` are mutually exclusive; got both True."
@@ -311,7 +314,7 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
                                   seed=existing["dataset_seed"], dtype=existing["dtype"])
     config = cls() if config is None else config
     resolution = config.check_resolution(
-        BENCHMARK_RESOLUTION[problem] if resolution is None else resolution
+        get_kit(problem).problem.benchmark_resolution if resolution is None else resolution
     )
     seed = _int_arg(0 if seed is None else seed, "seed", minimum=0, maximum=MAX_SEED)
     dtype = "float64" if dtype is None else dtype

@@ -19,6 +19,7 @@ import xarray as xr
 
 from solvers.problems import get_problem
 
+from ...problems import get_kit
 from .. import schema as S
 from ..io import load_dataset, save_dataset
 from ..provenance import ATTR, generation_record, read_record
@@ -30,8 +31,8 @@ _DIAGNOSTICS = (S.SEED, S.ITERATIONS, S.RESIDUAL, S.SOLVE_TIME)
 
 
 def _field_names(problem: str, first: dict[str, Any]) -> list[str]:
-    names = list(S.FIELD_VARIABLES[problem])
-    return names + [n for n in S.OPTIONAL_FIELDS[problem] if n in first]
+    kit = get_kit(problem)
+    return list(kit.fields) + [n for n in kit.optional_fields if n in first]
 
 
 def _template(problem: str, first: dict[str, Any], attrs: dict[str, Any], time: Any) -> xr.Dataset:
@@ -41,8 +42,8 @@ def _template(problem: str, first: dict[str, Any], attrs: dict[str, Any], time: 
             S.SOLVE_TIME: one["solve_time"]}
     spec = get_problem(problem)
     extra = {"u_t": one["u_t"], "time": time} if "u_t" in one else {}
-    return S.DATASET_BUILDERS[problem](one[spec.input_name], one[spec.output_name], attrs=attrs,
-                                       **diag, **extra)
+    return get_kit(problem).builder()(one[spec.input_name], one[spec.output_name], attrs=attrs,
+                                      **diag, **extra)
 
 
 def _file_attrs(manifest: Manifest, source: str,

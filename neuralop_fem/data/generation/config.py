@@ -9,13 +9,14 @@ and as JSON, in every generated file, and :meth:`from_dict` rebuilds the config 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import NDArray
+
+from solvers.problems import get_problem
 
 from ...config_base import (
     INT64_MAX,
@@ -28,35 +29,35 @@ from ...config_base import (
 from ...errors import ConfigError
 
 __all__ = [
-    "BURGERS_SOLVERS",
-    "DARCY_DISCRETISATIONS",
     "DARCY_GRIDS",
     "BurgersDataConfig",
     "DarcyDataConfig",
     "DataConfig",
     "config_class",
+    "option",
+    "solver_default",
 ]
 
-#: Burgers solver names -> class name in :mod:`solvers`.
-BURGERS_SOLVERS: dict[str, str] = {"spectral": "BurgersSpectralSolver", "fd": "BurgersFDSolver"}
-#: Darcy discretisation names -> class name in :mod:`solvers`.
-DARCY_DISCRETISATIONS: dict[str, str] = {"fd": "DarcyFDSolver", "fem": "DarcyFEMSolver"}
 #: Grid conventions of Darcy datasets (:mod:`solvers.grids`), the default first.
 DARCY_GRIDS = ("nodes", "cell-centred", "half-open")
 #: The default linear solver on each grid (the cell-centred solver has no multigrid).
 GRID_LINEAR_SOLVER = {"nodes": "gmg", "cell-centred": "direct", "half-open": "gmg"}
 
 
-def _solver_class(class_name: str) -> type:
-    import solvers
+def option(default: Any, help: str) -> Any:  # noqa: A002 - argparse's word
+    """A config field with its ``neuralop-fem generate`` help text (``metadata["help"]``):
+    the command line derives each option, its type and its help from the field."""
+    return field(default=default, metadata={"help": help})
 
-    try:
-        return getattr(solvers, class_name)
-    except AttributeError:
-        import importlib
 
-        module = "burgers" if class_name.startswith("Burgers") else "darcy"
-        return getattr(importlib.import_module(f"solvers.{module}"), class_name)
+def solver_default(problem: str, setting: str) -> Any:
+    """The default of ``setting`` of ``problem``'s default solver (the physics defaults of a
+    config are its solver's, declared once in :mod:`solvers`)::
+
+        >>> round(solver_default("burgers", "viscosity"), 6)
+        0.015915
+    """
+    return get_problem(problem).solver_class().__dataclass_fields__[setting].default
 
 
 def _grf_module() -> Any:
@@ -131,8 +132,21 @@ class DataConfig(FrozenConfig):
     def check_resolution(self, resolution: int) -> int:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def make_solver(self) -> Any:  # pragma: no cover - overridden
+    def solver_settings(self) -> dict[str, Any]:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def make_solver(self) -> Any:
+        """The :mod:`solvers` solver these settings describe, built through the problem
+        registry (:meth:`solvers.problems.Problem.solver_class` of the chosen short name) with
+        :meth:`solver_settings`; an :class:`~solvers.errors.InputError` for a value the solver
+        refuses."""
+        cls = get_problem(self.problem).solver_class(getattr(self, self.solver_field))
+        return cls(**self.solver_settings())
+
+    @classmethod
+    def solver_names(cls) -> tuple[str, ...]:
+        """The short names of the problem's solvers (the values of :attr:`solver_field`)."""
+        return tuple(get_problem(cls.problem).solvers)
 
     def solve_chunk(
         self, resolution: int, seeds: NDArray[np.uint64]
@@ -199,23 +213,32 @@ class BurgersDataConfig(DataConfig):
         "fd": {"cfl": 0.8},
     }
 
-    viscosity: float = 0.1 / (2.0 * math.pi)
-    final_time: float = 1.0
-    output_times: tuple[float, ...] | None = None
-    grf_sigma: float = 25.0
-    grf_tau: float = 5.0
-    grf_alpha: float = 2.0
-    solver: str = "spectral"
-    dt: float | None = None
-    first_dt: float | None = None
-    growth: float | None = None
-    n_contour: int | None = None
-    mode_tol: float | None = None
-    cfl: float | None = None
+    viscosity: float = option(
+        solver_default("burgers", "viscosity"),
+        "viscosity nu > 0 (default 0.1/(2 pi), the Galerkin Transformer paper; the FNO paper "
+        "states 0.1)")
+    final_time: float = option(solver_default("burgers", "final_time"),
+                               "final time T > 0; `u` is stored at t = T (default 1)")
+    output_times: tuple[float, ...] | None = option(
+        None, "also store the trajectory u_t at these times in [0, T]")
+    grf_sigma: float = option(25.0, "initial-condition GRF amplitude sigma (default 25)")
+    grf_tau: float = option(5.0, "initial-condition GRF inverse length scale tau (default 5)")
+    grf_alpha: float = option(2.0, "initial-condition GRF smoothness exponent alpha (default 2)")
+    solver: str = option("spectral", "'spectral' (pseudo-spectral exponential integrator, "
+                                     "default) or 'fd' (finite differences)")
+    dt: float | None = option(None, "spectral: largest time step (default: the solver's rule, "
+                                    "~450 steps)")
+    first_dt: float | None = option(None, "spectral: first graded step (default 1e-4 dt)")
+    growth: float | None = option(None, "spectral: growth ratio of graded steps (default 1.2)")
+    n_contour: int | None = option(None, "spectral: contour points of the ETDRK4 coefficients "
+                                         "(default 32)")
+    mode_tol: float | None = option(None, "spectral: relative mode truncation of the product "
+                                          "(default 1e-16)")
+    cfl: float | None = option(None, "fd: fraction of the RK4 stability limit (default 0.8)")
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "solver", choice(self.solver, "solver", BURGERS_SOLVERS))
+        set_(self, "solver", choice(self.solver, "solver", self.solver_names()))
         self._apply_solver_options()
         for name in ("viscosity", "final_time", "grf_sigma", "grf_tau", "grf_alpha"):
             set_(self, name, positive_float(getattr(self, name), name))
@@ -256,15 +279,12 @@ class BurgersDataConfig(DataConfig):
             return self.output_times
         return (*self.output_times, self.final_time)
 
-    def make_solver(self) -> Any:
-        """Build the :mod:`solvers` Burgers solver these settings describe."""
-        cls = _solver_class(BURGERS_SOLVERS[self.solver])
+    def solver_settings(self) -> dict[str, Any]:
+        """The constructor arguments of the chosen Burgers solver."""
         common = {"viscosity": self.viscosity, "final_time": self.final_time,
                   "output_times": self._solver_times()}
-        if self.solver == "fd":
-            return cls(**common, cfl=self.cfl)
-        return cls(**common, dt=self.dt, first_dt=self.first_dt, growth=self.growth,
-                   n_contour=self.n_contour, mode_tol=self.mode_tol)
+        own = self.solver_options[self.solver]
+        return {**common, **{name: getattr(self, name) for name in own}}
 
     def make_sampler(self, resolution: int) -> Any:
         """The initial-condition GRF on ``resolution`` points."""
@@ -345,18 +365,26 @@ class DarcyDataConfig(DataConfig):
         "fem": {"element": "P1"},
     }
 
-    grf_tau: float = 3.0
-    grf_alpha: float = 2.0
-    contrast_high: float = 12.0
-    contrast_low: float = 3.0
-    forcing: float = 1.0
-    discretisation: str = "fd"
-    averaging: str | None = None
-    element: str | None = None
-    linear_solver: str | None = None
-    tol: float = 1e-10
-    maxiter: int | None = None
-    grid: str = "nodes"
+    grf_tau: float = option(3.0, "GRF inverse length scale tau (default 3)")
+    grf_alpha: float = option(2.0, "GRF smoothness exponent alpha (default 2)")
+    contrast_high: float = option(12.0, "coefficient where the GRF is > 0 (default 12)")
+    contrast_low: float = option(3.0, "coefficient elsewhere (default 3)")
+    forcing: float = option(solver_default("darcy", "forcing"),
+                            "constant right-hand side f (default 1)")
+    discretisation: str = option("fd", "'fd' (5-point finite differences, default) or 'fem' "
+                                       "(scikit-fem)")
+    averaging: str | None = option(None, "FD face averaging: 'harmonic' (default) or "
+                                         "'arithmetic'")
+    element: str | None = option(None, "FEM element: 'P1' (default) or 'Q1'")
+    linear_solver: str | None = option(None, "'gmg' (CG + geometric multigrid, the default on "
+                                             "nodes), 'amg', 'cg' or 'direct' (the default on "
+                                             "cell centres)")
+    tol: float = option(solver_default("darcy", "tol"),
+                        "relative residual tolerance of iterative solves (default 1e-10)")
+    maxiter: int | None = option(None, "iteration limit of iterative solves (default: the "
+                                       "solver's)")
+    grid: str = option("nodes", "where the fields are stored: 'nodes' i/(n-1) (default), "
+                                "'cell-centred' (i+1/2)/n or 'half-open' i/n")
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -368,7 +396,7 @@ class DarcyDataConfig(DataConfig):
                    f"discretisation={self.discretisation!r}. Use discretisation='fd'.")
             raise ConfigError(msg)
         set_(self, "discretisation",
-             choice(self.discretisation, "discretisation", DARCY_DISCRETISATIONS))
+             choice(self.discretisation, "discretisation", self.solver_names()))
         self._apply_solver_options()
         for name in ("grf_tau", "grf_alpha", "contrast_high", "contrast_low"):
             set_(self, name, positive_float(getattr(self, name), name))
@@ -409,22 +437,21 @@ class DarcyDataConfig(DataConfig):
             raise ConfigError(msg)
         return n
 
+    def solver_settings(self) -> dict[str, Any]:
+        """The constructor arguments of the chosen Darcy solver (the solver refuses names it
+        does not know with an :class:`~solvers.errors.InputError`)."""
+        options: dict[str, Any] = {"forcing": self.forcing, "linear_solver": self.linear_solver,
+                                   "tol": self.tol, "maxiter": self.maxiter}
+        own = self.solver_options[self.discretisation]
+        return {**options, **{name: getattr(self, name) for name in own}}
+
     def make_solver(self) -> Any:
-        """Build the :mod:`solvers` Darcy solver these settings describe."""
-        if self.grid != "nodes":
-            return _grid_solver(self)
-        cls = _solver_class(DARCY_DISCRETISATIONS[self.discretisation])
-        options: dict[str, Any] = {
-            "forcing": self.forcing,
-            "linear_solver": self.linear_solver,
-            "tol": self.tol,
-            "maxiter": self.maxiter,
-        }
-        if self.discretisation == "fd":
-            options["averaging"] = self.averaging
-        else:
-            options["element"] = self.element
-        return cls(**options)  # InputError for names the solver does not know
+        """As :meth:`DataConfig.make_solver`; on a grid other than the nodes the FD solver the
+        problem's :attr:`~solvers.problems.Problem.grid_solvers` names for it."""
+        if self.grid == "nodes":
+            return super().make_solver()
+        spec = get_problem(self.problem)
+        return spec.solver_class(spec.grid_solvers[self.grid])(**self.solver_settings())
 
     def make_sampler(self, resolution: int) -> Any:
         """The GRF that is thresholded into the coefficient, on the ``n x n`` node grid."""
@@ -446,23 +473,13 @@ class DarcyDataConfig(DataConfig):
         return out
 
 
-def _grid_solver(config: DarcyDataConfig) -> Any:
-    """The FD solver of a Darcy config on a grid other than the nodes."""
-    from solvers.problems import get_problem
+def config_class(problem: str) -> type[DataConfig]:
+    """The config class of ``problem`` (its kit's ``data_config``: :class:`BurgersDataConfig`
+    for ``"burgers"``, :class:`DarcyDataConfig` for ``"darcy"``)."""
+    from ...problems import generated_problems, get_kit
 
-    spec = get_problem("darcy")
-    cls = spec.solver_class(spec.grid_solvers[config.grid])
-    options: dict[str, Any] = {"forcing": config.forcing, "averaging": config.averaging,
-                               "linear_solver": config.linear_solver, "tol": config.tol,
-                               "maxiter": config.maxiter}
-    return cls(**options)  # InputError for a linear solver it does not take
-
-
-def config_class(problem: str) -> type[BurgersDataConfig] | type[DarcyDataConfig]:
-    """The config class of ``problem`` ("burgers" or "darcy")."""
-    classes = {"burgers": BurgersDataConfig, "darcy": DarcyDataConfig}
-    try:
-        return classes[problem]
-    except KeyError:
-        msg = f"`problem` must be one of 'burgers', 'darcy'; got {problem!r}."
-        raise ConfigError(msg) from None
+    if problem not in generated_problems():
+        valid = ", ".join(map(repr, generated_problems()))
+        msg = f"`problem` must be one of {valid}; got {problem!r}."
+        raise ConfigError(msg)
+    return get_kit(problem).config_class()

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 from solvers.problems import get_problem
 
 from ...errors import ConfigError
-from .. import schema as S
+from ...problems import get_kit
 from .api import _SOURCE, BENCHMARK_RESOLUTION, MAX_SEED, _int_arg, _settings
 from .assemble import _file_attrs
 from .config import DataConfig, config_class
@@ -102,7 +102,7 @@ def generate_samples(
     if "u_t" in arrays:
         extra = {"u_t": arrays["u_t"].astype(dtype),
                  "time": np.asarray(config.output_times, dtype=np.float64)}
-    return S.DATASET_BUILDERS[problem](
+    return get_kit(problem).builder()(
         arrays[spec.input_name].astype(dtype), arrays[spec.output_name].astype(dtype), sample=idx,
         seed=seeds, iterations=arrays["iterations"], residual=arrays["residual"],
         solve_time=arrays["solve_time"], attrs=attrs, **extra)

@@ -21,8 +21,9 @@ import xarray as xr
 from solvers.problems import get_problem
 
 from ...errors import DatasetError, InputError
+from ...problems import get_kit
 from .. import schema as S
-from ..provenance import ATTR, PHYSICS, import_record
+from ..provenance import ATTR, import_record, physics_options
 
 __all__ = [
     "CHUNK_BYTES",
@@ -118,8 +119,8 @@ def check_values(path: Path, key: str, values: np.ndarray, *, positive: bool,
 
 
 def check_physics(problem: str, given: Mapping[str, float | None]) -> dict[str, float | None]:
-    """The physical parameters of ``problem`` (:data:`PHYSICS`), None where unknown."""
-    allowed = PHYSICS[get_problem(problem).data_problem]
+    """The physical parameters of ``problem`` (:func:`physics_options`), None where unknown."""
+    allowed = physics_options(get_problem(problem).data_problem)
     out: dict[str, float | None] = {}
     for name in allowed:
         value = given.get(name)
@@ -178,7 +179,7 @@ def build_dataset(problem: str, fields: Mapping[str, Field], *, attrs: Mapping[s
     diagnostics are unknown (sentinels, with a comment); ``physics`` is recorded as
     ``import-mat`` records it (None: unknown).
     """
-    names = list(S.FIELD_VARIABLES[problem])
+    names = list(get_kit(problem).fields)
     dtype = np.result_type(*(f.dtype for f in fields.values()))
     n = fields[names[0]].shape[0]
     first = {k: f.block(0, 1).astype(dtype) for k, f in fields.items()}
@@ -199,7 +200,7 @@ def build_dataset(problem: str, fields: Mapping[str, Field], *, attrs: Mapping[s
         **attrs,
     }
     one = np.zeros(1)
-    skeleton = S.DATASET_BUILDERS[problem](
+    skeleton = get_kit(problem).builder()(
         first[names[0]], first[names[1]], attrs=plain,
         seed=np.full(1, S.SEED_UNKNOWN, dtype=np.uint64),
         iterations=np.full(1, S.ITERATIONS_UNKNOWN), residual=one + np.nan,

@@ -1,0 +1,115 @@
+"""The kits of the built-in problems: Burgers, Darcy and the inverse Darcy problem.
+
+Each fact is written here once; the schema, ``generate``, the provenance record, training,
+the surrogate and the evaluation read it through :func:`neuralop_fem.problems.get_kit`.
+"""
+
+from __future__ import annotations
+
+from ..data.names import ITERATIONS, RESIDUAL, SAMPLE, TIME, U0, U_T, A, U, X, Y
+from . import ProblemKit
+
+__all__ = ["BURGERS", "DARCY", "DARCY_INVERSE", "KITS"]
+
+_BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
+
+BURGERS = ProblemKit(
+    name="burgers",
+    fields={U0: (SAMPLE, X), U: (SAMPLE, X)},
+    optional_fields={U_T: (SAMPLE, TIME, X)},
+    variable_attrs={
+        U0: {"units": "1", "long_name": "initial condition u(x, 0)",
+             "comment": "nondimensional " + _BURGERS_U + " at t = 0"},
+        U: {"units": "1", "long_name": "solution u(x, T)",
+            "comment": "nondimensional " + _BURGERS_U + " at t = T = final_time"},
+        U_T: {"units": "1", "long_name": "solution u(x, t)",
+              "comment": "nondimensional " + _BURGERS_U + " at the output times"},
+        X: {
+            "units": "1",
+            "long_name": "position x",
+            "comment": "periodic unit interval [0, 1), x_i = i/n (no duplicated endpoint)",
+            "axis": "X",
+        },
+        # No axis="T": CF reserves it for time coordinates whose units are a time unit with a
+        # reference date ("s since ..."); this nondimensional time has units "1".
+        TIME: {"units": "1", "long_name": "time (nondimensional)"},
+        ITERATIONS: {"units": "1", "long_name": "number of time steps of the solver"},
+        RESIDUAL: {
+            "units": "1",
+            "long_name": "spatial resolution indicator (not an error bound): relative l2 norm of "
+            "the top fifth of the resolved spectrum at the final time; 0 when those modes "
+            "decayed below the solver's mode truncation; NaN for the FD solver",
+        },
+    },
+    dataset_builder="neuralop_fem.data.schema:burgers_dataset",
+    data_config="neuralop_fem.data.generation.config:BurgersDataConfig",
+    chunk_size=16,
+    generate_help="1D periodic viscous Burgers: u0 -> u(., T)",
+    generate_description="u_t + u u_x = nu u_xx on [0, 1) periodic; u0 ~ N(0, sigma^2 "
+    "(-Laplacian + tau^2)^-alpha) with zero mean; grid x_i = i/n.",
+    physics=("viscosity", "final_time"),
+    mat_keys=("a", "u"),
+    dataset="neuralop_fem.data.datasets:BurgersDataset",
+    # The paper's point: its layer normalisation copes with raw Burgers inputs.
+    normalise_input=False,
+    ood_features=("log_rms", "spectrum_slope"),
+    ood_statistics="neuralop_fem.data.ood:burgers_statistics",
+    # Measured: the Burgers transformers and FNO give the same error at 512, 2048 and 8192.
+    direct_transfer=True,
+    # The paper (docs/training.md): n = 512 (8192 / 16), batch 8, 128 steps per epoch.
+    train_defaults={"resolution": 512, "batch_size": 8, "gamma": 0.1},
+)
+
+DARCY = ProblemKit(
+    name="darcy",
+    fields={A: (SAMPLE, X, Y), U: (SAMPLE, X, Y)},
+    variable_attrs={
+        A: {"units": "1", "long_name": "coefficient a(x, y)",
+            "comment": "coefficient a of -div(a grad u) = f on [0, 1]^2"},
+        U: {"units": "1", "long_name": "solution u(x, y)",
+            "comment": "solution u of -div(a grad u) = f on [0, 1]^2, u = 0 on the boundary"},
+        X: {
+            "units": "1",
+            "long_name": "position x",
+            "comment": "node grid on [0, 1] including the boundary, x_i = i/(n-1)",
+            "axis": "X",
+        },
+        Y: {
+            "units": "1",
+            "long_name": "position y",
+            "comment": "node grid on [0, 1] including the boundary, y_j = j/(n-1)",
+            "axis": "Y",
+        },
+        ITERATIONS: {"units": "1", "long_name": "linear-solver iterations (1 for a direct solve)"},
+        RESIDUAL: {"units": "1", "long_name": "final relative residual ||b - A u|| / ||b||"},
+    },
+    dataset_builder="neuralop_fem.data.schema:darcy_dataset",
+    data_config="neuralop_fem.data.generation.config:DarcyDataConfig",
+    chunk_size=4,
+    generate_help="2D Darcy flow: a -> u",
+    generate_description="-div(a grad u) = f on [0, 1]^2, u = 0 on the boundary; a = high "
+    "where a Neumann GRF ~ N(0, (-Laplacian + tau^2)^-alpha) is > 0, low elsewhere; n x n nodes "
+    "x_i = i/(n-1).",
+    physics=("forcing",),
+    mat_keys=("coeff", "sol"),
+    dataset="neuralop_fem.data.datasets:DarcyDataset",
+    ood_features=("mean_log_a", "interface_density"),
+    ood_statistics="neuralop_fem.data.ood:darcy_statistics",
+    # The Darcy models' attention / convolution grids change with n: evaluated through their
+    # training grid by default (docs/training.md, "Other resolutions").
+    direct_transfer=False,
+    # 141 x 141 (421 strided by 3), batch 4, attention grid 43 by the model's rule.
+    train_defaults={"resolution": 141, "batch_size": 4, "gamma": 0.5},
+    half_lr_attentions=frozenset({"fourier", "softmax"}),
+)
+
+DARCY_INVERSE = ProblemKit(
+    name="darcy-inverse",
+    dataset="neuralop_fem.data.datasets:DarcyInverseDataset",
+    ood_features=("log_rms", "log_gradient_ratio"),
+    ood_statistics="neuralop_fem.data.ood:solution_statistics",
+    # u at 141 -> the coefficient on the 36 x 36 grid, noise 1 % (the paper's epsilon).
+    train_defaults={"resolution": 141, "batch_size": 4, "gamma": 0.0, "noise": 0.01},
+)
+
+KITS = (BURGERS, DARCY, DARCY_INVERSE)
