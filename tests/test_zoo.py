@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +27,8 @@ from neuralop_fem.zoo.pack import add_to_zoo, read_verdict
 from neuralop_fem.zoo.weights import read_payload
 
 from .training.conftest import TINY_BURGERS
+
+_ROOT = Path(__file__).resolve().parents[1]  # the checkout, for subprocesses
 
 #: Test samples regenerated per zoo model: each costs one solve at the dataset's grid (Darcy
 #: 421: about a second) and one forward pass per evaluated resolution.
@@ -161,7 +164,7 @@ def test_unknown_names_and_damaged_weights(tmp_path, tiny_run, burgers_file):
 # -- the command line --------------------------------------------------------------------------
 
 def _cli(*args, cwd=None):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**os.environ, "PYTHONPATH": str(_ROOT)}
     return subprocess.run([sys.executable, "-m", "neuralop_fem.cli", *map(str, args)],
                           capture_output=True, text=True, env=env, timeout=300, cwd=cwd)
 
@@ -226,7 +229,7 @@ def test_the_first_minute_of_using_a_surrogate_runs_as_written(tmp_path):
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "using_a_surrogate.md").read_text()
     code = text.split("```python\n", 1)[1].split("```", 1)[0]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**os.environ, "PYTHONPATH": str(_ROOT)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -10,12 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .generation import BurgersDataConfig, DarcyDataConfig, generate
-from .io import load_dataset, save_dataset
-from .matlab import import_mat, read_mat
-from .schema import burgers_dataset, darcy_dataset
-from .validation import validate
-
 __all__ = [
     "BurgersDataConfig",
     "BurgersDataset",
@@ -33,11 +27,16 @@ __all__ = [
     "validate",
 ]
 
+#: Every public name resolves on first use (the torch-based ones, and the xarray-based ones so
+#: that a config class can be read without importing xarray).
 _TORCH_NAMES = {
     "BurgersDataset": "datasets",
     "DarcyDataset": "datasets",
     "DarcyInverseDataset": "datasets",
     "UnitGaussianNormalizer": "normalizer",
+    "BurgersDataConfig": "generation", "DarcyDataConfig": "generation", "generate": "generation",
+    "load_dataset": "io", "save_dataset": "io", "import_mat": "matlab", "read_mat": "matlab",
+    "burgers_dataset": "schema", "darcy_dataset": "schema", "validate": "validation",
 }
 
 

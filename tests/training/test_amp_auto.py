@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +19,8 @@ from neuralop_fem.training import amp as amp_module
 from neuralop_fem.training.amp import AmpForward, cpu_bf16_features, resolve_amp
 
 from .conftest import TINY_BURGERS, set_args
+
+_ROOT = Path(__file__).resolve().parents[2]  # the checkout, for subprocesses
 
 CPU = torch.device("cpu")
 CFG = TrainConfig(task="burgers", epochs=2, batch_size=4, n_train=12, n_val=4, n_test=4,
@@ -121,7 +124,7 @@ def test_threads_are_set_recorded_and_given_back(tmp_path, burgers_file):
 
 
 def test_command_line_says_the_precision_and_records_threads(tmp_path, burgers_file):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**os.environ, "PYTHONPATH": str(_ROOT)}
     cmd = [sys.executable, "-m", "neuralop_fem.cli", "train", "--data", str(burgers_file),
            "--preset", "burgers-galerkin", "--out", str(tmp_path / "r"), "--resolution", "64",
            "--batch-size", "4", "--epochs", "1", "--n-train", "12", "--n-val", "4",

@@ -12,14 +12,16 @@ The provenance record written into every file is owned by :mod:`neuralop_fem.dat
 
 from __future__ import annotations
 
-from .api import (
-    BENCHMARK_RESOLUTION,
-    DEFAULT_CHUNK_SIZE,
-    generate,
-    read_generation_settings,
-)
-from .config import BurgersDataConfig, DarcyDataConfig, DataConfig, config_class
-from .samples import generate_samples
+from typing import Any
+
+# Names resolve on first use, so that reading a config class (``generate --help`` builds its
+# options from the config fields) does not import xarray and dask.
+_NAMES = {
+    "BENCHMARK_RESOLUTION": "api", "DEFAULT_CHUNK_SIZE": "api", "generate": "api",
+    "read_generation_settings": "api", "BurgersDataConfig": "config",
+    "DarcyDataConfig": "config", "DataConfig": "config", "config_class": "config",
+    "generate_samples": "samples",
+}
 
 __all__ = [
     "BENCHMARK_RESOLUTION",
@@ -32,3 +34,16 @@ __all__ = [
     "generate_samples",
     "read_generation_settings",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NAMES:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
