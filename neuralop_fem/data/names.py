@@ -92,8 +92,9 @@ REQUIRED_ATTRS = (
 
 _BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
 #: ``units``, ``long_name`` and ``comment`` of every variable and coordinate (problem-specific
-#: where keyed). ``long_name`` is short, as plot labels show it (xarray: ``long_name [units]``);
-#: the full description is the CF ``comment``.
+#: where keyed). ``long_name`` is short, as plot labels show it: xarray's label
+#: ``long_name [units]`` stays one line up to 30 characters; the full description is the CF
+#: ``comment``.
 VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
     "burgers": {
         U0: {"units": "1", "long_name": "initial condition u(x, 0)",
@@ -111,10 +112,12 @@ VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
         # No axis="T": CF reserves it for time coordinates whose units are a time unit with a
         # reference date ("s since ..."); this nondimensional time has units "1".
         TIME: {"units": "1", "long_name": "time (nondimensional)"},
-        ITERATIONS: {"units": "1", "long_name": "number of time steps of the solver"},
+        ITERATIONS: {"units": "1", "long_name": "solver time steps",
+                     "comment": "number of time steps of the solver"},
         RESIDUAL: {
             "units": "1",
-            "long_name": "spatial resolution indicator (not an error bound): relative l2 norm of "
+            "long_name": "resolution indicator",
+            "comment": "spatial resolution indicator (not an error bound): relative l2 norm of "
             "the top fifth of the resolved spectrum at the final time; 0 when those modes "
             "decayed below the solver's mode truncation; NaN for the FD solver",
         },
@@ -136,16 +139,20 @@ VARIABLE_ATTRS: dict[str, dict[str, dict[str, str]]] = {
             "comment": "node grid on [0, 1] including the boundary, y_j = j/(n-1)",
             "axis": "Y",
         },
-        ITERATIONS: {"units": "1", "long_name": "linear-solver iterations (1 for a direct solve)"},
-        RESIDUAL: {"units": "1", "long_name": "final relative residual ||b - A u|| / ||b||"},
+        ITERATIONS: {"units": "1", "long_name": "solver iterations",
+                     "comment": "linear-solver iterations (1 for a direct solve)"},
+        RESIDUAL: {"units": "1", "long_name": "relative residual",
+                   "comment": "final relative residual ||b - A u|| / ||b||"},
     },
     "common": {
         SAMPLE: {"units": "1", "long_name": "global sample index k"},
         SEED: {
             "units": "1",
-            "long_name": "per-sample seed: np.random.SeedSequence([dataset_seed, k]) state; "
-            "regenerates sample k alone",
+            "long_name": "per-sample seed",
+            "comment": "np.random.SeedSequence([dataset_seed, k]) state; regenerates sample k "
+            "alone",
         },
-        SOLVE_TIME: {"units": "s", "long_name": "wall time of the solve of this sample"},
+        SOLVE_TIME: {"units": "s", "long_name": "solve wall time",
+                     "comment": "wall time of the solve of this sample"},
     },
 }
