@@ -1,12 +1,13 @@
 """The order of the dimensions: ``(sample, [time,] x, y)`` in Python, ``(sample, [time,] y, x)``
 in files.
 
-The Python API returns every field as ``(sample, [time,] x[, y])`` (DESIGN.md). Files store the
-spatial dimensions the other way round, ``(sample, [time,] y, x)``: CF conventions recommend
-the order ``(..., T, Z, Y, X)``, and xarray's default plot draws the last dimension
-horizontally, so ``xr.open_dataset(path).u.isel(sample=0).plot()`` puts x on the horizontal
-axis. Both directions transpose by dimension name, so a file written in either order (files of
-earlier releases are ``(sample, x, y)``) reads the same.
+The Python API returns every field as ``(sample, [time,] x[, y])`` (the solver contract;
+docs/data_format.md). Files store the spatial dimensions the other way round,
+``(sample, [time,] y, x)``: CF conventions recommend the order ``(..., T, Z, Y, X)``, and
+xarray's default plot draws the last dimension horizontally, so
+``xr.open_dataset(path).u.isel(sample=0).plot()`` puts x on the horizontal axis. Both
+directions transpose by dimension name, so a file written in either order (files of earlier
+releases are ``(sample, x, y)``) reads the same.
 
 >>> import numpy as np, xarray as xr
 >>> ds = xr.Dataset({"u": (("sample", "x", "y"), np.zeros((1, 3, 4)))})
