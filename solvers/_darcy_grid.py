@@ -17,7 +17,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
 from .checks import check_choice, check_optional_int, check_real
-from .contract import Batch, SolveReport, SolverInput, SolverOutput, as_batch, check_finite
+from .contract import (
+    Batch,
+    SolveReport,
+    SolverInput,
+    SolverOutput,
+    as_batch,
+    check_finite,
+    ordered_values,
+)
 from .errors import ConvergenceError, InputError, ShapeError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -259,7 +267,7 @@ def _as_field(
     """``initial_guess`` / ``forcing`` as a (n_samples, n, n) float64 array (None passes)."""
     if values is None:
         return None
-    arr = np.asarray(getattr(values, "values", values))
+    arr = ordered_values(values, core_dims=("x", "y"))  # a DataArray by dim name
     want = batch.values.shape
     if arr.dtype.kind not in "fiu":
         msg = f"`{name}` must be a real array; got dtype {arr.dtype}."

@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from ._inverse_noise import NOISE_HINT
 from .checks import check_int, check_real, is_real
-from .contract import check_finite
+from .contract import check_finite, ordered_values
 from .errors import InputError, ShapeError
 
 __all__ = ["MAGNITUDE", "check_coefficient", "check_noise_levels", "check_observations", "count",
@@ -71,7 +71,7 @@ def check_coefficient(a: Any, *, want: tuple[int, ...], name: str,
                       bounds: tuple[float, float] | None) -> Array:
     """``a`` (a start or an objective's argument) as float64 of shape ``want``, > 0, within
     the magnitudes and (for ``initial_guess``) the bounds."""
-    arr = np.asarray(getattr(a, "values", a))
+    arr = ordered_values(a, core_dims=("x", "y"))  # a DataArray by dim name
     if arr.dtype.kind not in "fiu":
         msg = f"`{name}` must be a real array; got dtype {arr.dtype}."
         raise InputError(msg)

@@ -7,7 +7,10 @@ same form: numpy in, numpy out; xarray in, xarray out with the same dims and coo
 
 :func:`as_batch` validates the input and turns it into a float64 array of shape
 ``(n_samples, *core_shape)``; the :class:`Batch` it returns knows how to put a result
-back into the caller's form.
+back into the caller's form. A DataArray's spatial dimensions are matched by name, so
+``(sample, y, x)`` (the order of files, as :func:`xarray.open_dataset` returns them) works as
+well as ``(sample, x, y)``, and the result comes back in the caller's order; a numpy array has
+no names and is taken as ``(sample, x, y)``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ __all__ = [
     "as_batch",
     "check_finite",
     "check_positive",
+    "ordered_values",
 ]
 
 #: Name of the leading batch dimension of every solver input and output.
@@ -157,11 +161,14 @@ class Batch:
         True when the caller passed one sample without the ``sample`` dimension.
     template : xarray.DataArray or None
         The caller's DataArray (for dims, coords and attrs), None for numpy input.
+    core_dims : tuple of str
+        The spatial dims of ``values``, in its order (the caller's may differ).
     """
 
     values: NDArray[np.float64]
     single: bool
     template: xr.DataArray | None = field(default=None, repr=False)
+    core_dims: tuple[str, ...] = ()
 
     def restore(
         self,
@@ -190,12 +197,23 @@ class Batch:
         import xarray as xr
 
         tmpl = self.template
-        core_dims = [d for d in tmpl.dims if d != SAMPLE_DIM]
+        core_dims = list(self.core_dims) or [d for d in tmpl.dims if d != SAMPLE_DIM]
         dims = ([] if self.single else [SAMPLE_DIM]) + [d for d, _ in extra_dims] + core_dims
         coords = {k: v for k, v in tmpl.coords.items() if set(v.dims) <= set(dims)}
         for d, values in extra_dims:
             coords[d] = values
-        return xr.DataArray(out, dims=dims, coords=coords, name=name, attrs=attrs or {})
+        made = xr.DataArray(out, dims=dims, coords=coords, name=name, attrs=attrs or {})
+        return self.in_caller_order(made)
+
+    def in_caller_order(self, out: xr.DataArray) -> xr.DataArray:
+        """``out`` (dims ``([sample,] [extra,] *core)``) with its spatial dims in the order of
+        the caller's DataArray (unchanged for numpy input or other dims)."""
+        if self.template is None:
+            return out
+        core = [d for d in self.template.dims if d != SAMPLE_DIM]
+        if not set(core) <= set(out.dims):
+            return out
+        return out.transpose(*(d for d in out.dims if d not in core), *core)
 
 
 def as_batch(
@@ -211,7 +229,8 @@ def as_batch(
     ----------
     inputs : array_like or xarray.DataArray
         Shape ``(n_samples, *core)`` or ``core`` for one sample. A DataArray must have dims
-        ``("sample", *core_dims)`` or ``core_dims``.
+        ``("sample", *core_dims)`` or ``core_dims``, the spatial ones in any order (it is
+        transposed by name to ``core_dims``' order).
     name
         Argument name used in error messages (e.g. ``"u0"`` or ``"a"``).
     core_dims
@@ -231,14 +250,16 @@ def as_batch(
     template = None
     if hasattr(inputs, "dims") and hasattr(inputs, "coords"):
         dims = tuple(inputs.dims)
-        if dims not in ((SAMPLE_DIM, *core_dims), core_dims):
+        order = _core_order(dims, core_dims)
+        if order is None:
             msg = (
-                f"`{name}` must have dims {(SAMPLE_DIM, *core_dims)} or {core_dims}; "
-                f"got {dims}. Use .transpose(...) or .rename(...) to match."
+                f"`{name}` must have dims {(SAMPLE_DIM, *core_dims)} or {core_dims} (the "
+                f"spatial ones in any order); got {dims}. Use .rename(...) or "
+                ".transpose(...) to match."
             )
             raise ShapeError(msg)
         template = inputs
-        array = np.asarray(inputs.values)
+        array = np.asarray(inputs.transpose(*order).values)
     else:
         array = np.asarray(inputs)
     if array.dtype.kind not in "f":
@@ -267,7 +288,35 @@ def as_batch(
                 )
                 raise ShapeError(msg)
     check_finite(batch, name=name)
-    return Batch(np.ascontiguousarray(batch, dtype=np.float64), single, template)
+    return Batch(np.ascontiguousarray(batch, dtype=np.float64), single, template, core_dims)
+
+
+def _core_order(dims: tuple, core_dims: Sequence[str]) -> list | None:
+    """``dims`` with the spatial ones in the order of ``core_dims`` (the leading ``sample``
+    kept), or None when they are not ``core_dims`` in some order."""
+    head = list(dims[:1]) if dims[:1] == (SAMPLE_DIM,) else []
+    rest = list(dims[len(head):])
+    if len(rest) != len(core_dims) or set(rest) != set(core_dims):
+        return None
+    return [*head, *core_dims]
+
+
+def ordered_values(values: SolverInput, *, core_dims: Sequence[str]) -> NDArray[np.generic]:
+    """``values`` as a numpy array; a DataArray whose dims are ``("sample", *core_dims)`` or
+    ``core_dims`` with the spatial ones in any order is first transposed by name to that
+    order (an array, or a DataArray with other dims, is taken as it is).
+
+    >>> import xarray as xr
+    >>> da = xr.DataArray(np.arange(6.0).reshape(2, 3), dims=("y", "x"))
+    >>> ordered_values(da, core_dims=("x", "y")).shape
+    (3, 2)
+    """
+    if hasattr(values, "dims") and hasattr(values, "transpose"):
+        order = _core_order(tuple(values.dims), core_dims)
+        if order is not None:
+            values = values.transpose(*order)
+        return np.asarray(values.values)
+    return np.asarray(values)
 
 
 def check_finite(values: NDArray[np.generic], *, name: str) -> None:

@@ -93,6 +93,21 @@ def test_burgers_with_reference_solution_and_xarray(rng):
     assert ds.attrs["problem"] == "burgers"
 
 
+def test_darcy_fields_in_the_order_of_files_are_read_by_name(coefficients):
+    """Inputs and reference solution as plain xr.open_dataset returns them, (sample, y, x), or
+    one in each order: matched by dimension name, so the solver against its own solution has
+    zero error."""
+    dims = ("sample", "x", "y")
+    a = xr.DataArray(coefficients, dims=dims)
+    u = xr.DataArray(DarcyFDSolver().solve(coefficients), dims=dims)
+    assert not np.allclose(u.values, u.values.transpose(0, 2, 1))  # a mix-up would show
+    for inputs, ref in ((a.transpose("sample", "y", "x"), u.transpose("sample", "y", "x")),
+                        (a, u.transpose("sample", "y", "x")),
+                        (a.transpose("sample", "y", "x"), u)):
+        ds = compare(DarcyFDSolver(), DarcyFDSolver(), inputs, reference_solution=ref)
+        np.testing.assert_array_equal(ds["rel_l2"].values, 0.0)
+
+
 def test_warm_start_and_fields(coefficients):
     # candidate: the same discretisation solved only to 1e-5, so the warm start has less to do
     ds = compare(DarcyFDSolver(linear_solver="cg"), DarcyFDSolver(linear_solver="cg", tol=1e-5),

@@ -58,11 +58,12 @@ def test_wheel_metadata(wheel):
         entry_points = zf.read(entry).decode()
     assert "neuralop-fem = neuralop_fem.cli:main" in entry_points
     assert re.search(r"^Author: .+", text, re.M)
+    assert re.search(r"^Keywords: .*operator learning", text, re.M)
     assert "Classifier: Typing :: Typed" in text
     assert "Classifier: Operating System :: OS Independent" in text
     for requirement in ("pyyaml", "filelock"):
         assert re.search(rf"^Requires-Dist: {requirement}\b", text, re.M), requirement
-    for extra in ("tensorboard", "mlflow", "wandb", "mesh", "distributed", "test"):
+    for extra in ("tensorboard", "mlflow", "wandb", "mesh", "distributed", "test", "docs"):
         assert f"Provides-Extra: {extra}" in text, extra
 
 

@@ -87,6 +87,18 @@ def test_xarray_in_xarray_out(burgers):
     assert one.dims == ("x",)
 
 
+def test_darcy_xarray_in_either_dim_order(darcy):
+    """(sample, y, x), as plain xr.open_dataset returns a file's fields, is read by name and
+    the prediction comes back in that order."""
+    sur, ds = darcy
+    a = ds.a.isel(sample=slice(0, 2)).load()
+    want = sur.solve(a)
+    got = sur.solve(a.transpose("sample", "y", "x"))
+    assert got.dims == ("sample", "y", "x")
+    xr.testing.assert_identical(got, want.transpose("sample", "y", "x"))
+    assert not np.allclose(want.values, want.values.transpose(0, 2, 1))  # order matters here
+
+
 def test_report_and_metadata(burgers):
     sur, ds = burgers
     _, rep = sur.solve_with_report(ds.u0.values[:3])

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import xarray as xr
 
 from neuralop_fem.data import generate, load_dataset
 
@@ -22,9 +23,13 @@ ds = load_dataset(path)
 print(ds)
 
 # %%
-# xarray puts the *last* dimension on the horizontal axis and the fields are stored
-# ``(sample, x, y)``: name the axes to get x horizontal.
-ds["u"].isel(sample=slice(0, 3)).plot(x="x", y="y", col="sample")
+# The file needs no neuralop_fem to read. xarray puts the *last* dimension on the horizontal
+# axis, and the fields are stored ``(sample, y, x)`` (CF's order), so the default plot has x
+# horizontal, with one-line labels from each variable's ``long_name`` and ``units``.
+# (``load_dataset`` above hands the fields out as ``(sample, x, y)``, the package's order.)
+plain = xr.open_dataset(path)
+print(plain["u"].dims)
+plain["u"].isel(sample=slice(0, 3)).plot(col="sample")
 plt.show()
 
 # %%

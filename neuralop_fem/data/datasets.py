@@ -38,6 +38,7 @@ from solvers.problems import get_problem
 
 from ..errors import DatasetError, InputError
 from . import schema as S
+from .dim_order import in_api_order
 from .grids import dataset_grid, grid_spacing, grid_stride
 from .io import load_dataset, read_values
 from .subsample import average_pool_nodes, node_gradient, periodic_derivative, subsample_stride
@@ -64,7 +65,7 @@ def _open(data: _Data, problem: str) -> xr.Dataset:
     if data.attrs["problem"] != problem:
         msg = f"`data` must be a {problem} dataset; got a {data.attrs['problem']} dataset."
         raise DatasetError(msg)
-    return data
+    return in_api_order(data)  # a file opened with plain xarray is (sample, y, x)
 
 
 def _indices(indices: _Indices, n_total: int) -> np.ndarray:

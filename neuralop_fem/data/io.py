@@ -24,6 +24,7 @@ import xarray as xr
 from ..errors import DatasetError, InputError
 from ..files import atomic_path, open_for_reading
 from . import schema as S
+from .dim_order import api_dims, in_file_order
 from .provenance import field_names
 from .validation import validate
 
@@ -108,7 +109,9 @@ def save_dataset(
     ----------
     ds : xarray.Dataset
         Must follow the schema (checked with :func:`~neuralop_fem.data.validation.validate`).
-        May be lazy (dask-backed, e.g. from :func:`load_dataset`).
+        May be lazy (dask-backed, e.g. from :func:`load_dataset`). Its fields are written
+        ``(sample, [time,] y, x)``, CF's order, whatever their order in ``ds``
+        (:mod:`~neuralop_fem.data.dim_order`).
     path : path-like
         Target file; its directory must exist.
     dtype : {"float64", "float32"}
@@ -133,7 +136,7 @@ def save_dataset(
         msg = f"`dtype` must be one of {_DTYPES}; got {dtype!r}."
         raise InputError(msg)
     validate(ds, source="dataset to save")
-    out = as_storage_dtype(ds, dtype)
+    out = in_file_order(as_storage_dtype(ds, dtype))
     for var in out.variables.values():
         var.encoding = {}
     with atomic_path(path) as tmp:
@@ -268,6 +271,8 @@ def load_dataset(
     -------
     xarray.Dataset
         dask-backed: nothing but coordinates is read until asked (``.load()``, ``.values``).
+        Fields in the API's order ``(sample, [time,] x, y)``, whichever order the file
+        stores (transposed by name, :mod:`~neuralop_fem.data.dim_order`).
 
     Raises
     ------
@@ -317,21 +322,32 @@ class _GuardedReader:
     :meth:`__getitem__`, which turns the netCDF/HDF5 error of a damaged or missing chunk
     (``RuntimeError: NetCDF: HDF error``, ``OSError``) into a :class:`DatasetError` naming the
     file, the variable and the samples. Any computation on a dataset from
-    :func:`load_dataset` (``.values``, ``.load()``, ``.mean()``, a re-save) reads through it."""
+    :func:`load_dataset` (``.values``, ``.load()``, ``.mean()``, a re-save) reads through it.
+    It shows the variable with dims ``dims`` (the API's order), whatever the file's order:
+    keys and values are transposed by dimension name."""
 
-    def __init__(self, variable: xr.Variable, *, name: str, source: str) -> None:
+    def __init__(self, variable: xr.Variable, *, name: str, source: str,
+                 dims: tuple[Any, ...]) -> None:
         self._variable = variable
         self._name = name
         self._source = source
-        self.shape = variable.shape
+        self._dims = dims
+        self.shape = tuple(variable.sizes[d] for d in dims)
         self.dtype = variable.dtype
         self.ndim = variable.ndim
 
     def __getitem__(self, key: Any) -> np.ndarray:
+        key = key if isinstance(key, tuple) else (key,)
+        if any(k is Ellipsis for k in key):
+            at = next(i for i, k in enumerate(key) if k is Ellipsis)
+            key = (*key[:at], *(slice(None),) * (self.ndim - len(key) + 1), *key[at + 1:])
+        by_dim = dict(zip(self._dims, (*key, *(slice(None),) * (self.ndim - len(key))),
+                          strict=True))
         try:
-            return np.asarray(self._variable[key].values)
+            values = self._variable[tuple(by_dim[d] for d in self._variable.dims)]
+            return np.asarray(values.transpose(*(d for d in self._dims if d in values.dims))
+                              .values)
         except (OSError, RuntimeError) as exc:
-            key = key if isinstance(key, tuple) else (key,)
             where = ""
             if self._variable.dims[:1] == (S.SAMPLE,) and key:
                 where = f" ({_describe(S.SAMPLE, _block_start(key[0]))})"
@@ -349,19 +365,25 @@ def _block_start(sel: Any) -> Any:
 
 def _guard_reads(ds: xr.Dataset, path: Path) -> xr.Dataset:
     """``ds`` (opened with ``chunks=None``) with every data variable a dask array of the
-    file's own chunks that reads through :class:`_GuardedReader`."""
+    file's own chunks that reads through :class:`_GuardedReader`, its dims in the API's
+    order (:func:`~neuralop_fem.data.dim_order.api_dims`)."""
     import dask.array as da
     from dask.base import tokenize
 
     stamp = path.stat().st_mtime_ns
     guarded = {}
     for name, var in ds.data_vars.items():
-        chunks = var.encoding.get("chunksizes") or var.shape
-        reader = _GuardedReader(var.variable, name=str(name), source=str(path))
-        token = tokenize(str(path.resolve()), stamp, str(name), tuple(chunks))
-        data = da.from_array(reader, chunks=tuple(chunks), name=f"neuralop-fem-read-{token}",
+        dims = api_dims(var.dims)  # the file may store (sample, y, x): read by name
+        stored = dict(zip(var.dims, var.encoding.get("chunksizes") or var.shape, strict=True))
+        chunks = tuple(stored[d] for d in dims)
+        reader = _GuardedReader(var.variable, name=str(name), source=str(path), dims=dims)
+        token = tokenize(str(path.resolve()), stamp, str(name), chunks, dims)
+        data = da.from_array(reader, chunks=chunks, name=f"neuralop-fem-read-{token}",
                              lock=False, meta=np.empty((0,) * var.ndim, dtype=var.dtype))
-        guarded[name] = var.variable.copy(data=data)
+        encoding = dict(var.encoding)
+        if "chunksizes" in encoding:
+            encoding["chunksizes"] = chunks
+        guarded[name] = xr.Variable(dims, data, var.attrs, encoding)
     out = ds.copy()
     for name, variable in guarded.items():
         out[name] = variable

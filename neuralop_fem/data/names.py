@@ -90,8 +90,9 @@ COMMON_ATTRS: dict[str, dict[str, str]] = {
     SAMPLE: {"units": "1", "long_name": "global sample index k"},
     SEED: {
         "units": "1",
-        "long_name": "per-sample seed: np.random.SeedSequence([dataset_seed, k]) state; "
-        "regenerates sample k alone",
+        "long_name": "per-sample seed",
+        "comment": "np.random.SeedSequence([dataset_seed, k]) state; regenerates sample k alone",
     },
-    SOLVE_TIME: {"units": "s", "long_name": "wall time of the solve of this sample"},
+    SOLVE_TIME: {"units": "s", "long_name": "solve wall time",
+                 "comment": "wall time of the solve of this sample"},
 }

@@ -36,6 +36,7 @@ from solvers.problems import get_problem
 
 from ..errors import InputError
 from ..problems import get_kit, kit_table
+from .dim_order import in_api_order
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -277,4 +278,5 @@ def reference_from_dataset(
         return None
     idx = np.asarray(train_indices if train_indices is not None else np.arange(ds.sizes["sample"]))
     var = get_problem(problem).input_name
-    return reference_from_inputs(ds[var].isel(sample=idx[:MAX_REFERENCE_SAMPLES]).values, problem)
+    inputs = in_api_order(ds[var]).isel(sample=idx[:MAX_REFERENCE_SAMPLES])  # (sample, x, y)
+    return reference_from_inputs(inputs.values, problem)

@@ -2,8 +2,8 @@
 
 * Burgers: one panel per sample with the input ``u0`` and the solution ``u`` over x.
 * Darcy: the coefficient ``a`` (top row) and the solution ``u`` (bottom row) of each sample as
-  maps with x horizontal and y up (the stored order is ``(sample, x, y)``, so the arrays are
-  transposed for display), one colour scale per field shared by all samples shown.
+  maps with x horizontal and y up (the arrays are read as ``(sample, y, x)`` by dimension name,
+  whichever order the dataset holds), one colour scale per field shared by all samples shown.
 
 Labels come from the variables' ``long_name`` and ``units`` attributes, as xarray makes them.
 """
@@ -74,13 +74,14 @@ def _images(ds: xr.Dataset, idx: np.ndarray, title: str, names: tuple[str, str])
     k = len(idx)
     fig, axes = plt.subplots(2, k, figsize=(3.0 * k + 1.2, 5.6), squeeze=False,
                              layout="constrained")
+    maps = ds[list(names)].transpose(SAMPLE, Y, X)  # rows y, columns x (by name)
     for row, name in enumerate(names):
-        values = read_values(ds, name, **{SAMPLE: idx})  # (k, x, y)
+        values = read_values(maps, name, **{SAMPLE: idx})  # (k, y, x)
         lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
         mesh = None
         for j in range(k):
             ax = axes[row, j]
-            mesh = ax.pcolormesh(x, y, values[j].T, vmin=lo, vmax=hi, shading="nearest",
+            mesh = ax.pcolormesh(x, y, values[j], vmin=lo, vmax=hi, shading="nearest",
                                  cmap="viridis")
             ax.set_aspect("equal")
             ax.set_title(f"{name}, sample {int(ds[SAMPLE].values[idx[j]])}", fontsize=10)

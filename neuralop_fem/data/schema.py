@@ -18,6 +18,9 @@ Darcy (2D node grid ``x_i = i/(n-1)`` on [0, 1], boundary included)::
 
 Both, per sample: ``seed`` (uint64), ``iterations`` (int64), ``residual`` (float64),
 ``solve_time`` (float64, seconds). Coordinate ``sample`` is the int64 global sample index.
+
+These are the dims in Python; files store the spatial dims reversed, ``(sample, y, x)``
+(CF's order; :mod:`~neuralop_fem.data.dim_order`).
 """
 
 from __future__ import annotations

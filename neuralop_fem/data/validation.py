@@ -20,6 +20,7 @@ from .. import __version__
 from ..errors import DatasetError
 from ..problems import data_problems, get_kit
 from .attrs import netcdf_attrs
+from .dim_order import file_dims
 from .grids import dataset_grid, describe_grid, grid_coordinates
 from .names import (
     DIAGNOSTICS,
@@ -46,7 +47,8 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
     """Check that ``ds`` follows the schema; return it unchanged.
 
     Only metadata, dims, dtypes and coordinates are inspected, so a lazily opened dataset
-    stays lazy.
+    stays lazy. A field's dims may be in the API's order ``(sample, x, y)`` or in the order
+    of files ``(sample, y, x)`` (:mod:`~neuralop_fem.data.dim_order`).
 
     Parameters
     ----------
@@ -106,8 +108,9 @@ def validate(ds: xr.Dataset, *, source: str) -> xr.Dataset:
         )
     for name, dims in expected.items():
         got = tuple(ds[name].dims)
-        if got != dims:
-            raise _fail(source, f"variable `{name}` must have dims {dims}; got {got}.")
+        if got not in (dims, file_dims(dims)):  # the API's order, or the files' (dim_order)
+            orders = dims if file_dims(dims) == dims else f"{dims} or {file_dims(dims)}"
+            raise _fail(source, f"variable `{name}` must have dims {orders}; got {got}.")
         for key in ("units", "long_name"):
             if key not in ds[name].attrs:
                 raise _fail(source, f"variable `{name}` misses the `{key}` attribute.")

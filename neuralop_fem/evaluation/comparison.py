@@ -38,6 +38,7 @@ from solvers.contract import (
     SupportsSolve,
     as_batch,
     check_finite,
+    ordered_values,
 )
 from solvers.problems import Problem, get_problem, problem_of
 
@@ -100,7 +101,7 @@ def _problem_of(reference: object, candidate: object, problem: str | Problem | N
 
 def _reference_values(reference_solution: SolverInput, batch: Batch,
                       problem: Problem) -> NDArray[np.float64]:
-    ref = np.asarray(getattr(reference_solution, "values", reference_solution))
+    ref = ordered_values(reference_solution, core_dims=problem.dims)  # DataArray: by name
     if ref.dtype.kind not in "fiu":
         msg = f"`reference_solution` must be a real array; got dtype {ref.dtype}."
         raise InputError(msg)

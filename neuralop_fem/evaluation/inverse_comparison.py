@@ -41,7 +41,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 
-from solvers.contract import SolverInput, SupportsSolve, as_batch
+from solvers.contract import SolverInput, SupportsSolve, as_batch, ordered_values
 from solvers.darcy_inverse import (
     NOISE_HINT,
     admissible_start,
@@ -75,7 +75,7 @@ def _truth(truth: SolverInput | None, shape: tuple[int, ...], single: bool) -> A
         msg = ("`reference_solution` (the true coefficient on the observation grid) must be "
                "given to compare answers to an inverse problem; got None.")
         raise InputError(msg)
-    a = np.asarray(getattr(truth, "values", truth), dtype=np.float64)
+    a = ordered_values(truth, core_dims=("x", "y")).astype(np.float64)  # DataArray: by name
     if single and a.ndim == len(shape) - 1:
         a = a[None]
     if a.shape != shape:

@@ -33,10 +33,12 @@ BURGERS = ProblemKit(
         # No axis="T": CF reserves it for time coordinates whose units are a time unit with a
         # reference date ("s since ..."); this nondimensional time has units "1".
         TIME: {"units": "1", "long_name": "time (nondimensional)"},
-        ITERATIONS: {"units": "1", "long_name": "number of time steps of the solver"},
+        ITERATIONS: {"units": "1", "long_name": "solver time steps",
+                     "comment": "number of time steps of the solver"},
         RESIDUAL: {
             "units": "1",
-            "long_name": "spatial resolution indicator (not an error bound): relative l2 norm of "
+            "long_name": "resolution indicator",
+            "comment": "spatial resolution indicator (not an error bound): relative l2 norm of "
             "the top fifth of the resolved spectrum at the final time; 0 when those modes "
             "decayed below the solver's mode truncation; NaN for the FD solver",
         },
@@ -80,8 +82,10 @@ DARCY = ProblemKit(
             "comment": "node grid on [0, 1] including the boundary, y_j = j/(n-1)",
             "axis": "Y",
         },
-        ITERATIONS: {"units": "1", "long_name": "linear-solver iterations (1 for a direct solve)"},
-        RESIDUAL: {"units": "1", "long_name": "final relative residual ||b - A u|| / ||b||"},
+        ITERATIONS: {"units": "1", "long_name": "solver iterations",
+                     "comment": "linear-solver iterations (1 for a direct solve)"},
+        RESIDUAL: {"units": "1", "long_name": "relative residual",
+                   "comment": "final relative residual ||b - A u|| / ||b||"},
     },
     dataset_builder="neuralop_fem.data.schema:darcy_dataset",
     data_config="neuralop_fem.data.generation.config:DarcyDataConfig",

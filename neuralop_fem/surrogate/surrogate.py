@@ -388,7 +388,8 @@ class Surrogate:
         coords: dict[str, Any] = {d: self.spec.coordinates(pred.shape[-1]) for d in self.spec.dims}
         if not batch.single and "sample" in batch.template.coords:
             coords["sample"] = batch.template["sample"].values
-        return xr.DataArray(pred[0] if batch.single else pred, dims=dims, coords=coords, name=name)
+        return batch.in_caller_order(
+            xr.DataArray(pred[0] if batch.single else pred, dims=dims, coords=coords, name=name))
 
     def ood_score(self, inputs: SolverInput) -> NDArray[np.float64]:
         """Squared Mahalanobis distance of each input's statistics (NaN without a reference)."""

@@ -88,6 +88,21 @@ def test_lazy_and_in_memory_agree(tmp_path, rng):
             torch.testing.assert_close(value, eager[i][key], rtol=0, atol=0)
 
 
+def test_a_file_opened_with_plain_xarray_gives_the_same_items(tmp_path, rng):
+    """xr.open_dataset returns the fields as stored, (sample, y, x); the dataset reads them by
+    dimension name, so its items are those of load_dataset's (sample, x, y)."""
+    import xarray as xr
+
+    ds = make_darcy(rng, n_samples=3, n=9)
+    path = save_dataset(ds, tmp_path / "d.nc")
+    with xr.open_dataset(path) as plain:
+        assert plain["a"].dims == ("sample", "y", "x")
+        items = DarcyDataset(plain, resolution=9, in_memory=True)
+        for i in range(3):
+            np.testing.assert_array_equal(items[i]["input"][..., 0].numpy(),
+                                          ds["a"].values[i].astype(np.float32))
+
+
 def _poisoned(ds, allowed):
     """Replace the fields by dask arrays whose unselected samples raise when computed."""
 

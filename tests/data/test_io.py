@@ -153,10 +153,38 @@ def test_missing_variables(tmp_path, darcy_ds):
 
 def test_wrong_dims(tmp_path, darcy_ds):
     path = tmp_path / "dims.nc"
-    darcy_ds.transpose("sample", "y", "x").to_netcdf(path)
-    match = r"dims\.nc: variable `a` must have dims \('sample', 'x', 'y'\)"
+    darcy_ds.transpose("x", "sample", "y").to_netcdf(path)
+    match = (r"dims\.nc: variable `a` must have dims \('sample', 'x', 'y'\) or "
+             r"\('sample', 'y', 'x'\); got \('x', 'sample', 'y'\)")
     with pytest.raises(DatasetError, match=match):
         load_dataset(path)
+
+
+@pytest.mark.parametrize("problem", ["burgers", "darcy"])
+def test_files_store_cf_order_and_read_back_in_api_order(tmp_path, rng, problem):
+    """Files hold the fields (sample, [time,] y, x) (CF's order, x last for xarray's plots);
+    load_dataset returns (sample, [time,] x, y) by name, and a file of earlier releases in
+    (sample, x, y) reads to the same dataset."""
+    ds = make_burgers(rng, times=3) if problem == "burgers" else make_darcy(rng)
+    path = save_dataset(ds, tmp_path / "new.nc")
+    want = {"burgers": {"u0": ("sample", "x"), "u": ("sample", "x"),
+                        "u_t": ("sample", "time", "x")},
+            "darcy": {"a": ("sample", "y", "x"), "u": ("sample", "y", "x")}}[problem]
+    with netCDF4.Dataset(path) as nc:
+        for name, dims in want.items():
+            assert nc[name].dimensions == dims, name
+            assert nc[name].chunking()[1:] == [nc.dimensions[d].size for d in dims[1:]], name
+    old = tmp_path / "old.nc"
+    ds.to_netcdf(old, engine="netcdf4")  # the API's order, as earlier releases wrote
+    with xr.open_dataset(old) as plain:
+        assert plain["u"].dims == ds["u"].dims
+    for file in (path, old):
+        loaded = load_dataset(file)
+        xr.testing.assert_identical(loaded.load(), ds)
+        loaded.close()
+    with xr.open_dataset(path) as plain:  # a file read with plain xarray saves as it is
+        resaved = save_dataset(plain, tmp_path / "again.nc")
+    xr.testing.assert_identical(load_dataset(resaved).load(), ds)
 
 
 def test_truncated_file(tmp_path, darcy_ds):

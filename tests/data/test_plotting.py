@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from neuralop_fem.data import save_dataset
+from neuralop_fem.data import load_dataset, save_dataset
 from neuralop_fem.data.plotting import plot_samples
 from neuralop_fem.problems import get_kit
 
@@ -40,7 +40,12 @@ def test_plot_command_writes_a_png_per_file(files, tmp_path):
     assert "argument --samples: must be an integer in [1, 12]; got '0'" in bad.stderr
 
 
-def test_darcy_maps_put_x_horizontal_with_shared_colour_limits(files, tmp_path, monkeypatch):
+@pytest.mark.parametrize("opener", ["xarray", "load_dataset"])
+def test_darcy_maps_put_x_horizontal_with_shared_colour_limits(files, tmp_path, monkeypatch,
+                                                                opener):
+    """The maps read the fields by dimension name: a file opened with plain xarray
+    (``(sample, y, x)``, the order of files) and one from ``load_dataset`` (``(sample, x, y)``,
+    the API's order) give the same picture."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -48,13 +53,13 @@ def test_darcy_maps_put_x_horizontal_with_shared_colour_limits(files, tmp_path, 
 
     figures = []
     monkeypatch.setattr(plt, "close", figures.append)  # keep the figure to inspect it
-    ds = xr.open_dataset(files["darcy"])
+    ds = xr.open_dataset(files["darcy"]) if opener == "xarray" else load_dataset(files["darcy"])
     plot_samples(ds, tmp_path, n_samples=3)
     (fig,) = figures
     maps = [ax for ax in fig.axes if ax.get_title()]  # not the colour bars
     assert len(maps) == 6
     for row, name in enumerate(("a", "u")):
-        values = ds[name].values[:3]  # (sample, x, y)
+        values = load_dataset(files["darcy"])[name].values[:3]  # (sample, x, y)
         for j in range(3):
             ax = maps[3 * row + j]
             mesh = ax.collections[0]
@@ -64,13 +69,21 @@ def test_darcy_maps_put_x_horizontal_with_shared_colour_limits(files, tmp_path, 
             assert ax.get_xlabel() == "position x [1]"
         assert maps[3 * row].get_ylabel() == "position y [1]"
     plt.close(fig)
+    ds.close()
+
+
+#: CF 1.8, section 2.4: "the recommended ordering of dimensions is T, Z, Y, X" (others before).
+_CF_AXIS_ORDER = "TZYX"
 
 
 @pytest.mark.parametrize("path", [*sorted(COMPAT.glob("*.nc")), "burgers", "darcy"])
 def test_cf_attributes(path, files):
-    """The CF-1.8 attributes a CF reader needs: Conventions, units on every variable,
-    long_name, axis on the spatial coordinates, no invalid standard_name; files of earlier
-    releases (the backward-compatibility fixture) still plot."""
+    """The CF-1.8 attributes a CF reader needs, read back by cf_xarray: Conventions, units on
+    every variable, long_name, the X / Y axes found from the coordinates' attributes, no invalid
+    standard_name; the dims of files written now in CF's recommended order (x last); files of
+    earlier releases (the backward-compatibility fixture, (sample, x, y)) still plot."""
+    cf_xarray = pytest.importorskip("cf_xarray")  # the `test` extra
+    assert cf_xarray  # registers the .cf accessor
     path = files.get(path, path)
     with xr.open_dataset(path) as ds:
         assert ds.attrs["Conventions"].startswith("CF-1.")
@@ -81,13 +94,19 @@ def test_cf_attributes(path, files):
             assert attrs.get("long_name"), name
             assert "standard_name" not in attrs, name  # none applies to nondimensional fields
         spatial = ["x"] if problem == "burgers" else ["x", "y"]
+        assert ds.cf.axes == {dim.upper(): [dim] for dim in spatial}
         for dim in spatial:
-            assert ds[dim].attrs["axis"] == dim.upper()
+            assert ds.cf[dim.upper()].name == dim
             assert np.all(np.diff(ds[dim].values) > 0)  # CF: coordinate values monotonic
-        if path in files.values():  # written now: short labels, full text in `comment`
-            for name in [*ds.data_vars, *ds.coords]:
-                assert len(ds[name].attrs["long_name"]) <= 32 or name in (
-                    "seed", "iterations", "residual", "solve_time", "sample", "time"), name
+        if path in files.values():  # written now
+            axis_of = {dims[0]: axis for axis, dims in ds.cf.axes.items()}
+            for name in ds.data_vars:
+                axes = "".join(axis_of.get(d, "") for d in ds[name].dims)
+                assert axes == "".join(a for a in _CF_AXIS_ORDER if a in axes), (name, axes)
+                assert ds[name].dims[-1] == "x" or "x" not in ds[name].dims, name
+            for name in [*ds.data_vars, *ds.coords]:  # xarray's label fits one line
+                attrs = ds[name].attrs
+                assert len(f"{attrs['long_name']} [{attrs['units']}]") <= 30, name
             for name, attrs in get_kit(problem).variable_attrs.items():
                 if name in ds.variables:
                     assert ds[name].attrs == {**attrs, **({"_FillValue": ds[name].attrs[
@@ -96,16 +115,32 @@ def test_cf_attributes(path, files):
         assert fig.read_bytes()[:8] == PNG
 
 
-def test_documented_xarray_plot_puts_x_horizontal(files):
+def test_plain_xarray_plot_puts_x_horizontal_with_one_line_labels(files):
+    """``xr.open_dataset(FILE).u.isel(sample=0).plot()`` with no arguments (docs/data_format.md):
+    x on the horizontal axis, every label one line."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ds = xr.open_dataset(files["darcy"])
-    artist = ds["u"].isel(sample=0).plot(x="x", y="y")  # as docs/data_format.md shows
-    assert artist.axes.get_xlabel() == "position x [1]"
-    assert artist.axes.get_ylabel() == "position y [1]"
-    np.testing.assert_array_equal(np.asarray(artist.get_array()).reshape(17, 17),
-                                  ds["u"].values[0].T)
-    plt.close("all")
+    with xr.open_dataset(files["darcy"]) as ds:
+        api = load_dataset(files["darcy"])
+        for name, label in (("u", "solution u(x, y) [1]"), ("a", "coefficient a(x, y) [1]")):
+            artist = ds[name].isel(sample=0).plot()
+            assert artist.axes.get_xlabel() == "position x [1]"
+            assert artist.axes.get_ylabel() == "position y [1]"
+            assert artist.colorbar.ax.get_ylabel() == label
+            shown = np.asarray(artist.get_array()).reshape(17, 17)
+            np.testing.assert_array_equal(shown, api[name].values[0].T)  # rows y, columns x
+            plt.close("all")
+        for name in ("iterations", "residual", "solve_time", "seed"):
+            (line,) = ds[name].plot()
+            assert "\n" not in line.axes.get_ylabel(), name
+            assert line.axes.get_xlabel() == "global sample index k [1]"
+            plt.close("all")
+        api.close()
+    with xr.open_dataset(files["burgers"]) as ds:
+        (line,) = ds["u"].isel(sample=0).plot()
+        assert line.axes.get_xlabel() == "position x [1]"
+        assert line.axes.get_ylabel() == "solution u(x, T) [1]"
+        plt.close("all")

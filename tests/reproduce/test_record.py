@@ -173,6 +173,8 @@ def test_the_earlier_command_line_still_runs(files: dict[str, Path], tmp_path: P
      "expected a training metrics.csv with epoch and val_rel_l2 columns"),
     ("plot_learning_curves.py", ["--out", "{tmp}/c.png", "--run", "A={readme}",
                                  "--reference", "paper=abc"], "must be LABEL=NUMBER"),
+    ("plot_tensorboard_run.py", ["{tmp}", "--out", "{tmp}/c.png"],
+     "expected a directory of TensorBoard event files"),
 ])
 def test_benchmark_scripts_refuse_bad_input_in_one_line(tmp_path: Path, script: str,
                                                         args: list[str], message: str) -> None:

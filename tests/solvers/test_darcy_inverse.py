@@ -238,7 +238,7 @@ def test_non_finite_observations(bad):
 
 def test_wrong_xarray_dims():
     with pytest.raises(ShapeError, match=r"`u_obs` must have dims"):
-        DarcyInverseSolver().solve(xr.DataArray(U9, dims=("y", "x")))
+        DarcyInverseSolver().solve(xr.DataArray(U9, dims=("x", "z")))
 
 
 @pytest.mark.parametrize(

@@ -110,3 +110,35 @@ def test_config_suffix_and_missing_out(tmp_path, burgers_file, capsys):
                                           "data": str(burgers_file)})
     assert main(["train", "--config", cfg]) == 2
     assert "argument --out is required (or `out` in the --config file)" in capsys.readouterr().err
+
+
+def test_the_config_file_of_docs_training_md_as_written(tmp_path, darcy_file):
+    """The YAML example of docs/training.md and its first two commands (with --print-config),
+    only `data:` pointed at a test file."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "training.md").read_text()
+    block = re.search(r"```yaml\n(# darcy-small\.yaml\n.*?)```", text, re.S)
+    assert block, "the darcy-small.yaml example left docs/training.md"
+    doc = block.group(1)
+    assert "data: darcy.nc\n" in doc
+    cfg = tmp_path / "darcy-small.yaml"
+    cfg.write_text(doc.replace("data: darcy.nc\n", f"data: {darcy_file}\n"))
+    assert "neuralop-fem train --config darcy-small.yaml --print-config" in text
+    proc = run_cli(["train", "--config", str(cfg), "--print-config"])
+    assert proc.returncode == 0, proc.stderr
+    resolved = yaml.safe_load(proc.stdout)
+    want = yaml.safe_load(doc)
+    for key in ("preset", "out"):
+        assert resolved[key] == want[key], key
+    for section in ("train_config", "model_config"):
+        for key, value in want[section].items():
+            assert resolved[section][key] == value, (section, key)
+    assert "--config darcy-small.yaml --epochs 80 --set weight_decay=0 --out runs/b" in text
+    proc = run_cli(["train", "--config", str(cfg), "--epochs", "80", "--set", "weight_decay=0",
+                    "--out", str(tmp_path / "b"), "--print-config"])
+    assert proc.returncode == 0, proc.stderr
+    varied = yaml.safe_load(proc.stdout)
+    assert varied["train_config"]["epochs"] == 80
+    assert varied["train_config"]["weight_decay"] == 0
+    assert varied["train_config"]["scheduler"] == "cosine"  # the rest of the file stays

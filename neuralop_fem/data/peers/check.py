@@ -38,6 +38,7 @@ from solvers.problems import get_problem
 
 from ...errors import InputError
 from ...metrics import relative_l2, summarize
+from ..dim_order import in_api_order
 from ..provenance import require_physics, solver_from_record
 
 __all__ = ["check_labels"]
@@ -136,6 +137,7 @@ def check_labels(ds: xr.Dataset, *, refinements: tuple[int, ...] = (1, 2, 4),
     DatasetError
         The dataset does not record the physical parameters of its labels.
     """
+    ds = in_api_order(ds)  # (sample, x, y) by name, whichever order it holds
     problem = str(ds.attrs["problem"])
     spec = get_problem(problem)
     require_physics(ds.attrs, problem, source="dataset")

@@ -37,6 +37,7 @@ from solvers.problems import get_problem
 from ...errors import DatasetError, InputError
 from ...peer_presets import NEURALOP_PHASE_VALUES
 from .. import schema as S
+from ..dim_order import in_api_order
 from ._common import Field, build_dataset, check_physics, grid_convention, trajectory_of
 from .safe_torch import load_plain
 
@@ -246,6 +247,7 @@ def export_neuralop(data: xr.Dataset, out: str | os.PathLike[str], *,
 
     from ...files import write_bytes_atomic
 
+    data = in_api_order(data)  # (sample, x, y) by name, whichever order it holds
     problem = str(data.attrs["problem"])
     dtype = dtype or str(data.attrs[S.STORAGE_DTYPE])
     spec = get_problem(problem)

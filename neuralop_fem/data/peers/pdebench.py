@@ -36,6 +36,7 @@ from solvers.problems import get_problem
 
 from ...errors import DatasetError, InputError
 from .. import schema as S
+from ..dim_order import in_api_order
 from ._common import Field, build_dataset, check_physics, grid_convention, trajectory_of
 
 __all__ = ["export_pdebench", "import_pdebench", "read_pdebench"]
@@ -257,6 +258,7 @@ def export_pdebench(data: xr.Dataset, out: str | os.PathLike[str], *,
 
     from ...files import atomic_path
 
+    data = in_api_order(data)  # (sample, x, y) by name, whichever order it holds
     problem = str(data.attrs["problem"])
     dtype = dtype or str(data.attrs[S.STORAGE_DTYPE])
     n_samples = int(data.sizes[S.SAMPLE])

@@ -1,6 +1,11 @@
-"""Sphinx configuration of the neuralop-fem documentation site (docs/site).
+"""Sphinx configuration of the neuralop-fem documentation site.
 
-Build: ``python -m sphinx -W -b html docs/site docs/_build/html`` (README.md, Documentation).
+The source directory is ``docs/``: the Markdown guide pages (``docs/*.md``,
+``docs/methods/*.md``, read by myst-parser) as they are, the site's own pages in ``docs/site/``
+(home page, API reference from the numpydoc docstrings) and the gallery ``docs/gallery/`` (run
+at build time by sphinx-gallery). Build, warnings as errors (README.md, Documentation)::
+
+    python -m sphinx -W -b html docs docs/_build/html
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -24,7 +29,12 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "myst_parser",
 ]
+root_doc = "site/index"
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+# GitHub-style anchors for the guide's links to sections (`page.md#a-heading`).
+myst_heading_anchors = 4
 autosummary_generate = True
 autodoc_typehints = "none"  # the numpydoc sections state types and shapes
 numpydoc_show_class_members = False
@@ -36,5 +46,6 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
 }
-exclude_patterns = ["_build"]
+# The gallery's sources are scripts (sphinx-gallery renders them into auto_examples/).
+exclude_patterns = ["_build", "gallery", "examples"]
 html_theme = "alabaster"
