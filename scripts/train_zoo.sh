@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Train everything the model zoo and its bf16 evidence need (issue: trained surrogates in the
+# box), one run after the other on the cores given, resumable: a finished run is skipped, an
+# unfinished one resumes from its last epoch, so the script can be killed and called again.
+#
+#   DATA_DIR=data/zoo RUNS_DIR=runs/zoo THREADS=1 nice -n 15 bash scripts/train_zoo.sh
+#
+# Steps (CPU hours on one AMD EPYC core, measured: docs/training.md):
+#   1. data: Burgers nu = 0.1/(2 pi), 1224 x 8192 (seed 0, ~3 min); Darcy 1224 x 421 (seed 0,
+#      ~10 min on 2 processes) -- the data of benchmarks/results/reproduction.json;
+#   2. bf16 against float32, same seeds: darcy-fno reduced (85, 256 samples, 20 epochs) and
+#      burgers-fno at 200 epochs (peak lr 5e-4, gamma 0.5; reaches ~2.7e-3);
+#   3. the zoo's runs: burgers-fno (the float32 run of step 2), darcy-fno, darcy-galerkin,
+#      darcy-inverse-galerkin (noise 0.01) at the paper's settings (1024/100/100, 100 epochs,
+#      batch 4), burgers-galerkin and burgers-fourier at 400 epochs of the long recipe
+#      (peak lr 5e-4, gamma 0.5), the Fourier Transformer with two seeds.
+# Pack a finished run with the `neuralop-fem zoo add` command docs/training.md gives.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+DATA_DIR=${DATA_DIR:-data/zoo}
+RUNS_DIR=${RUNS_DIR:-runs/zoo}
+BF16_DIR=${BF16_DIR:-$RUNS_DIR/bf16}
+THREADS=${THREADS:-1}
+GEN_WORKERS=${GEN_WORKERS:-1}
+export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
+mkdir -p "$DATA_DIR" "$RUNS_DIR" "$BF16_DIR"
+BURGERS=$DATA_DIR/burgers_nugt_n8192_N1224.nc
+DARCY=$DATA_DIR/darcy_n421_N1224.nc
+say() { printf '%s train_zoo: %s\n' "$(date -u +%FT%TZ)" "$*" >&2; }
+
+[ -f "$BURGERS" ] || neuralop-fem generate burgers --samples 1224 --resolution 8192 --seed 0 \
+    --dtype float64 --out "$BURGERS" --final-time 1.0 --grf-alpha 2.0 --grf-sigma 25.0 \
+    --grf-tau 5.0 --growth 1.2 --mode-tol 1e-16 --n-contour 32 --solver spectral \
+    --viscosity 0.015915494309189534 --workers "$GEN_WORKERS" || exit 1
+[ -f "$DARCY" ] || neuralop-fem generate darcy --samples 1224 --resolution 421 --seed 0 \
+    --dtype float64 --out "$DARCY" --averaging harmonic --contrast-high 12.0 \
+    --contrast-low 3.0 --discretisation fd --forcing 1.0 --grf-alpha 2.0 --grf-tau 3.0 \
+    --linear-solver gmg --tol 1e-10 --workers "$GEN_WORKERS" || exit 1
+
+# train RUN_DIR ARGS...: skip a finished run, else start or resume it.
+train() {
+    local out=$1; shift
+    if [ -f "$out/run.json" ] && python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1])).get("status") != "finished")' "$out/run.json"; then
+        say "finished already: $out"
+        return 0
+    fi
+    say "training $out"
+    neuralop-fem train --out "$out" --threads "$THREADS" "$@" || say "FAILED: $out"
+}
+
+REDUCED=(--epochs 20 --lr 0.0005 --n-train 256 --n-val 50 --resolution 85)
+LONG200=(--epochs 200 --lr 0.0005 --set gamma=0.5)
+LONG400=(--epochs 400 --lr 0.0005 --set gamma=0.5)
+train "$BF16_DIR/darcy-fno-reduced-fp32" --data "$DARCY" --preset darcy-fno "${REDUCED[@]}" --amp none
+train "$BF16_DIR/darcy-fno-reduced-bf16" --data "$DARCY" --preset darcy-fno "${REDUCED[@]}" --amp bf16
+train "$RUNS_DIR/burgers-fno" --data "$BURGERS" --preset burgers-fno "${LONG200[@]}" --amp none
+train "$BF16_DIR/burgers-fno-bf16" --data "$BURGERS" --preset burgers-fno "${LONG200[@]}" --amp bf16
+train "$RUNS_DIR/darcy-fno" --data "$DARCY" --preset darcy-fno --amp auto
+train "$RUNS_DIR/burgers-galerkin" --data "$BURGERS" --preset burgers-galerkin "${LONG400[@]}" --amp auto
+train "$RUNS_DIR/darcy-galerkin" --data "$DARCY" --preset darcy-galerkin --amp auto
+train "$RUNS_DIR/darcy-inverse-galerkin" --data "$DARCY" --preset darcy-inverse-galerkin --noise 0.01 --amp auto
+train "$RUNS_DIR/burgers-fourier" --data "$BURGERS" --preset burgers-fourier "${LONG400[@]}" --amp auto
+train "$RUNS_DIR/burgers-fourier-s2" --data "$BURGERS" --preset burgers-fourier "${LONG400[@]}" --seed 2 --amp auto
+say "all runs done"
