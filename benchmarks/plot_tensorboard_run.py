@@ -14,16 +14,13 @@ Run (docs/training.md, Experiment logs)::
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run_script  # noqa: E402
-
-from neuralop_fem.errors import InputError  # noqa: E402
-from neuralop_fem.plotting import fit_title, log_axis, save  # noqa: E402
+from neuralop_fem.errors import InputError
+from neuralop_fem.plotting import fit_title, log_axis, save
+from neuralop_fem.reproduce.script import run_script
 
 TAGS = ("train/lr_step", "train/loss_step", "train/loss", "val/rel_l2")
 
@@ -97,4 +94,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_script(main))
+    raise SystemExit(run_script(main))

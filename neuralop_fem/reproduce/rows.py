@@ -122,7 +122,7 @@ def train_command(run_info: dict[str, Any], data: Path, run_dir: Path,
     """The ``neuralop-fem train`` command equivalent to a run's settings."""
     flags = {"epochs": "--epochs", "batch_size": "--batch-size", "lr_max": "--lr",
              "seed": "--seed", "resolution": "--resolution", "n_train": "--n-train",
-             "n_val": "--n-val", "n_test": "--n-test", "noise": "--noise"}
+             "n_val": "--n-val", "n_test": "--n-test", "noise": "--noise", "amp": "--amp"}
     parts = ["neuralop-fem", "train", "--data", str(data), "--preset", str(run_info["preset"]),
              "--out", str(run_dir)]
     for key, value in train_changes.items():
@@ -144,7 +144,7 @@ def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     base_model = PRESETS[preset].to_dict()
     base_train = training_preset(preset).to_dict()
     model = {k: v for k, v in run_info["model_config"].items() if base_model.get(k) != v}
-    skip = {"device", "num_workers"}
+    skip = {"device", "num_workers", "threads"}  # where it ran, not what it learned
     train = {k: v for k, v in run_info["train_config"].items()
              if k not in skip and base_train.get(k) != v}
     return model, train

@@ -18,69 +18,31 @@ A card (``card.json``, rendered to ``card.md`` by :func:`render_markdown`) holds
 
 from __future__ import annotations
 
-import json
-import shlex
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 __all__ = ["CARD_FORMAT", "generate_command", "render_markdown", "summary_row",
            "train_command"]
 
 CARD_FORMAT = "neuralop_fem.zoo.card/1"
-_FIXED = ("problem", "resolution", "dataset_seed", "dtype")
-#: TrainConfig field -> the ``train`` option that sets it (others go through ``--set``).
-_TRAIN_FLAGS = {"epochs": "--epochs", "batch_size": "--batch-size", "lr_max": "--lr",
-                "seed": "--seed", "resolution": "--resolution", "n_train": "--n-train",
-                "n_val": "--n-val", "n_test": "--n-test", "noise": "--noise", "amp": "--amp"}
-_NOT_SETTINGS = ("device", "num_workers", "threads")
-
-
 def generate_command(settings: Mapping[str, Any], n_samples: int, out: str) -> str:
     """The ``neuralop-fem generate`` command that regenerates a file of ``n_samples`` samples
-    with these generation ``settings`` (a dataset's recorded ``settings``)."""
-    from ..data.generation import config_class
+    with these generation ``settings`` (a dataset's recorded ``settings``; the reproduction
+    records' :func:`~neuralop_fem.reproduce.rows.generate_command`)."""
+    from ..reproduce.rows import generate_command as command
 
-    problem = str(settings["problem"])
-    config = config_class(problem).from_stored(
-        {k: v for k, v in settings.items() if k not in _FIXED})
-    parts = ["neuralop-fem", "generate", problem, "--samples", str(n_samples), "--resolution",
-             str(settings["resolution"]), "--seed", str(settings["dataset_seed"]), "--dtype",
-             str(settings["dtype"])]
-    for key, value in sorted(config.to_dict().items()):
-        if value is None:
-            continue
-        flag = "--" + key.replace("_", "-")
-        if isinstance(value, list | tuple):
-            parts += [flag, *map(repr, value)]
-        else:
-            parts += [flag, repr(value) if isinstance(value, float) else str(value)]
-    return " ".join(shlex.quote(p) for p in [*parts, "--out", out])
+    return str(command(str(settings["problem"]), n_samples, dict(settings), Path(out)))
 
 
 def train_command(info: Mapping[str, Any], data: str, out: str) -> str:
     """The ``neuralop-fem train`` command with a run's settings (``info``: its run.json):
-    every model and training setting that differs from its preset, as an option or ``--set``."""
-    from ..models import PRESETS
-    from ..training import training_preset
-    from ..training.config import added_defaults
+    every model and training setting that differs from its preset, as an option or ``--set``
+    (:func:`~neuralop_fem.reproduce.rows.train_command`)."""
+    from ..reproduce.rows import changes
+    from ..reproduce.rows import train_command as command
 
-    preset = str(info["preset"])
-    base_model = PRESETS[preset].to_dict()
-    base_train = training_preset(preset).to_dict()
-    recorded = dict(info["train_config"])
-    train = {**added_defaults(recorded), **recorded}
-    parts = ["neuralop-fem", "train", "--data", data, "--preset", preset, "--out", out]
-    for key, value in train.items():
-        if key in _NOT_SETTINGS or base_train.get(key) == value:
-            continue
-        if key in _TRAIN_FLAGS:
-            parts += [_TRAIN_FLAGS[key], str(value)]
-        else:
-            parts += ["--set", f"{key}={json.dumps(value)}"]
-    for key, value in info["model_config"].items():
-        if base_model.get(key) != value:
-            parts += ["--set", f"{key}={json.dumps(value)}"]
-    return " ".join(shlex.quote(p) for p in parts)
+    return command(dict(info), Path(data), Path(out), *changes(dict(info)))
 
 
 def _e(value: object) -> str:
