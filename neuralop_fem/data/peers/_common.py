@@ -136,11 +136,15 @@ def check_physics(problem: str, given: Mapping[str, float | None]) -> dict[str, 
     return out
 
 
-def grid_convention(problem: str, *, source: str, relabelled: bool) -> dict[str, str]:
-    """Attributes stating the grid of the peer file and of the stored dataset."""
+def grid_convention(problem: str, *, source: str, relabelled: bool,
+                    grid: str = "nodes") -> dict[str, str]:
+    """Attributes stating the grid of the peer file and of the stored dataset (``grid``: the
+    stored dataset's grid convention when it is not the problem's own, e.g. "cell-centred")."""
     spec = get_problem(problem)
     ours = ("periodic x_i = i/n on [0, 1), no duplicated end point" if spec.periodic
-            else "nodes x_i = i/(n-1) on [0, 1], boundary included")
+            else "nodes x_i = i/(n-1) on [0, 1], boundary included" if grid == "nodes"
+            else "cell centres x_i = (i + 1/2)/n on [0, 1]" if grid == "cell-centred"
+            else f"{grid} (solvers.grids)")
     attrs = {"grid_convention": ours, "source_grid": source}
     if relabelled:
         attrs["grid_relabelled"] = (

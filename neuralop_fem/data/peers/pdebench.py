@@ -13,8 +13,9 @@ Layout (read from PDEBench's generators and ``FNODatasetSingle``)
 
 Import stores the values as given, without interpolation, on this package's grid of the same
 size: for Burgers the half-cell shift is a translation of the periodic problem, which the
-equation does not see; for Darcy the cell centres are relabelled as nodes (the first and last
-rows are half a cell inside the boundary, so the labels are not zero there). The source
+equation does not see; Darcy keeps its cell centres (the dataset's ``grid`` is
+``"cell-centred"``, :mod:`neuralop_fem.data.grids`: the first and last rows are half a cell
+inside the boundary, so the labels are not zero there and training sets no zero ring). The source
 coordinates are kept as attributes, and export writes them back. Export writes the same keys
 (with this package's coordinates for its own data), the forcing ``beta`` and the parameters
 as ``neuralop_fem_*`` attributes, which an import prefers to the file name.
@@ -37,6 +38,7 @@ from solvers.problems import get_problem
 from ...errors import DatasetError, InputError
 from .. import schema as S
 from ..dim_order import in_api_order
+from ..names import GRID
 from ._common import Field, build_dataset, check_physics, grid_convention, trajectory_of
 
 __all__ = ["export_pdebench", "import_pdebench", "read_pdebench"]
@@ -181,8 +183,14 @@ def _read(f: Any, path: Path, *, problem: str | None, viscosity: float | None,
         values, name = _coordinate(f, path, key, n, spec.periodic)
         attrs[f"source_{dim}_coordinate"] = values
         names.append(name)
-    attrs.update(grid_convention(problem, source=names[0],
-                                 relabelled=not names[0].startswith(("periodic", "nodes"))))
+    # Darcy cell centres stay cell centres (grid "cell-centred": no zero boundary ring in
+    # training, the cell-centred solver in `check`); Burgers' are a shift of our periodic grid.
+    cells = not spec.periodic and names[0].startswith("cell centres")
+    if cells:
+        attrs[GRID] = "cell-centred"
+    attrs.update(grid_convention(
+        problem, source=names[0], grid="cell-centred" if cells else "nodes",
+        relabelled=not cells and not names[0].startswith(("periodic", "nodes"))))
     attrs[f"{_NAME_PARAMETER[problem][1]}_from"] = origin
     return build_dataset(problem, fields, attrs=attrs, fmt="PDEBench HDF5",
                          source_file=path.name, keys=keys, physics=physics, time=time, lazy=lazy)

@@ -54,7 +54,9 @@ def test_darcy_import_and_round_trip(tmp_path, rng, small_chunks):
     np.testing.assert_array_equal(ds["u"].values, tensor[:, 0])
     assert ds.attrs["forcing"] == 1.0
     assert ds.attrs["forcing_from"] == "attribute beta"
-    assert "grid_relabelled" in ds.attrs
+    assert ds.attrs["grid"] == "cell-centred"  # their cell centres, not relabelled as nodes
+    assert "grid_relabelled" not in ds.attrs
+    np.testing.assert_allclose(ds["x"].values, xc, rtol=0, atol=1e-6)
     export_pdebench(ds, tmp_path / "back.hdf5")
     with h5py.File(tmp_path / "back.hdf5", "r") as f:  # the peer's way
         np.testing.assert_array_equal(f["nu"][()], nu)
