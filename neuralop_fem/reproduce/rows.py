@@ -22,7 +22,7 @@ __all__ = ["PAPER", "SCALE_FIELDS", "VISCOSITY", "changes", "dataset_record", "g
            "model_suffix", "paper_value", "row_key", "run_scale", "run_tag", "scale_shortfalls",
            "train_command", "upgrade_legacy"]
 
-#: The paper's relative L2 errors (PAPER_SPEC §8), by row and preset suffix.
+#: The paper's relative L2 errors (Cao 2021, Tables 2a/2b/3), by row and preset suffix.
 PAPER: dict[str, dict[str, float]] = {
     "burgers n=512": {"fourier": 1.135e-3, "galerkin": 1.203e-3, "softmax": 1.271e-3,
                       "linear": 1.139e-3, "galerkin-postln": 2.181e-3, "fno": 4.373e-3},

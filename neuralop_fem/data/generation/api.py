@@ -244,10 +244,10 @@ def generate(
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> path = generate("darcy", n_samples=3, resolution=17, seed=1, out=d / "darcy.nc",
     ...                 workers=0, progress=False)
-    >>> import xarray as xr
-    >>> with xr.open_dataset(path) as ds:
-    ...     print(dict(ds.sizes), ds.attrs["problem"])
-    {'sample': 3, 'x': 17, 'y': 17} darcy
+    >>> from neuralop_fem.data import load_dataset
+    >>> with load_dataset(path) as ds:
+    ...     print(ds["u"].dims, ds.attrs["problem"])
+    ('sample', 'x', 'y') darcy
     """
     cls, workers, chunk = _check_call(
         problem, config, workers=workers, scheduler=scheduler, dtype=dtype,
