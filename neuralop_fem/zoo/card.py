@@ -105,7 +105,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"| training grid | {t['resolution']} (output {t['output_resolution']}) |",
         f"| epochs | {t['epochs_completed']} of {t['epochs']}, best epoch {t['best_epoch']} "
         f"(validation rel. L2 {_e(t['best_val_rel_l2'])}) |",
-        f"| precision | {t.get('amp') or 'none'} |",
+        f"| precision | {'bfloat16 autocast' if t.get('amp') == 'bf16' else 'float32'} |",
         f"| training time | {time_text} on {_hardware(t)} |",
         f"| code commit | `{commit}` |",
         "", "## Test errors", "",
