@@ -285,7 +285,7 @@ def verdict_sentence(placed: dict[str, Any], *, where: str, solver: str = "the s
     ms = 1e3 * placed["solver_time"]
     speed = placed["speedup"]
     if status == "at least the finest rung measured":
-        fast = f"{speed:.2g}x as fast" if speed < 1 else f"{speed:.2g}x faster"
+        fast = _pace(speed)
         return (f"The surrogate (rel. L2 {err:.2g}) is more accurate than every rung measured "
                 f"within the ladder's time budget; finer rungs cost more than the slowest "
                 f"measured ({placed['bracket'][0]}, {ms:.3g} ms per sample), so at equal "
@@ -298,9 +298,21 @@ def verdict_sentence(placed: dict[str, Any], *, where: str, solver: str = "the s
            "at most the cheapest rung": f"{placed['bracket'][0]}, the cheapest rung, is "
                                         "already more accurate"}[status]
     bound = "at most " if status == "at most the cheapest rung" else ""
-    fast = f"{speed:.2g}x as fast" if speed < 1 else f"{speed:.2g}x faster"
+    fast = _pace(speed)
     return (f"At equal accuracy ({err:.2g}) {solver} ({how}) takes {bound}{ms:.3g} ms per "
             f"sample: the surrogate is {bound}{fast}{spread} {where}.")
+
+
+def _pace(speed: float) -> str:
+    """"0.41x as fast", "as fast (1x)" or "1.8x faster": a speed-up in words (two digits).
+
+    >>> [_pace(s) for s in (0.414, 0.996, 1.04, 1.8)]
+    ['0.41x as fast', 'as fast (1x)', 'as fast (1x)', '1.8x faster']
+    """
+    text = f"{speed:.2g}"
+    if text == "1":
+        return "as fast (1x)"
+    return f"{text}x as fast" if speed < 1 else f"{text}x faster"
 
 
 def time_surrogate(surrogate: Any, inputs: Any, *, threads: int | None,
