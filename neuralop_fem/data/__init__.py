@@ -29,7 +29,7 @@ __all__ = [
 
 #: Every public name resolves on first use (the torch-based ones, and the xarray-based ones so
 #: that a config class can be read without importing xarray).
-_TORCH_NAMES = {
+_LAZY = {
     "BurgersDataset": "datasets",
     "DarcyDataset": "datasets",
     "DarcyInverseDataset": "datasets",
@@ -41,10 +41,10 @@ _TORCH_NAMES = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _TORCH_NAMES:
+    if name in _LAZY:
         import importlib
 
-        module = importlib.import_module(f".{_TORCH_NAMES[name]}", __name__)
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
         return getattr(module, name)
     msg = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(msg)

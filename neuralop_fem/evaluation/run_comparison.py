@@ -231,7 +231,7 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
 
     from ..data.io import reading
     from ..metrics import relative_l2
-    from .fair import add_verdict, measure_ladder, time_surrogate, where_label
+    from .fair import add_verdict, measure_ladder, where_label
 
     rungs = _rungs(ladder, problem, reference, int(ds.sizes["x"]))
     if not rungs:
@@ -240,17 +240,27 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
         truth = np.asarray(ds[problem.output_name].isel(sample=idx).isel(sel).values, float)
         fine = np.asarray(ds[problem.input_name].isel(sample=idx).values, float)
     values = np.asarray(inputs.values, float)
-    timing = time_surrogate(sur, values, threads=1)
-    workers = _safe_workers(min(workers, len(idx)))
-    if workers > 1:
-        every = time_surrogate(sur, values, threads=workers, batch_one=False)
-        timing.update(time_all_cores=every["time"], where_all_cores=where_label(
-            sur.device, threads=every["threads"], workers=workers))
+    timing, workers = _surrogate_timing(sur, values, workers)
     errors = relative_l2(np.asarray(result["candidate"].values), truth)
     ladder_result = measure_ladder(rungs, fine, truth, problem=problem, workers=workers,
                                    bracket=(float(errors.mean()), timing["time"]),
                                    budget_s=_budget(result, ladder_budget))
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1))
+
+
+def _surrogate_timing(sur: Surrogate, values: NDArray[np.float64],
+                      workers: int) -> tuple[dict[str, Any], int]:
+    """The surrogate's times per sample on one thread (batch and one per call) and, with more
+    than one safe worker, on as many threads; and the worker count the ladder then uses."""
+    from .fair import time_surrogate, where_label
+
+    timing = time_surrogate(sur, values, threads=1)
+    workers = _safe_workers(min(workers, len(values)))
+    if workers > 1:
+        every = time_surrogate(sur, values, threads=workers, batch_one=False)
+        timing.update(time_all_cores=every["time"], where_all_cores=where_label(
+            sur.device, threads=every["threads"], workers=workers))
+    return timing, workers
 
 
 def _rungs(ladder: object, problem: Any, reference: Solver, n: int) -> list[Any]:
@@ -277,7 +287,7 @@ def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surr
     """The inverse problem's ladder and verdict, added to ``result``: the inversions of the
     comparison's observations, scored like the comparison's ``rel_l2``."""
 
-    from .fair import add_verdict, measure_ladder, time_surrogate, where_label
+    from .fair import add_verdict, measure_ladder, where_label
 
     values = np.asarray(inputs.values, float)
     rungs = _rungs(ladder, problem, reference, values.shape[-1])
@@ -286,12 +296,7 @@ def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surr
     truth = np.asarray(result["truth"].values, float)
     errors = np.asarray(result["rel_l2"].sel(approach="surrogate").values, float)
     levels = np.asarray(result["noise_level"].values, float)
-    timing = time_surrogate(sur, values, threads=1)
-    workers = _safe_workers(min(workers, len(values)))
-    if workers > 1:
-        every = time_surrogate(sur, values, threads=workers, batch_one=False)
-        timing.update(time_all_cores=every["time"], where_all_cores=where_label(
-            sur.device, threads=every["threads"], workers=workers))
+    timing, workers = _surrogate_timing(sur, values, workers)
     ladder_result = measure_ladder(rungs, values, truth, problem=problem, workers=workers,
                                    bracket=(float(errors.mean()), timing["time"]),
                                    noise_level=levels, budget_s=_budget(result, ladder_budget))

@@ -49,34 +49,34 @@ def _sha256(path: Path) -> str:
 
 def _data_record(data: Path, info: dict[str, Any]) -> dict[str, Any]:
     """Seed, size, grid, settings, checksum and generate command of the training file, which
-    must be the file the run recorded (same generation settings and sample count)."""
+    must be the file the run recorded (same generation settings and sample count); the values
+    are those of the reproduction records' :func:`~neuralop_fem.reproduce.rows.dataset_record`."""
     from ..data import load_dataset
-    from ..data.provenance import generation_settings, variables_checksum
-    from ..problems import get_kit
+    from ..data.provenance import generation_settings
+    from ..reproduce.rows import dataset_record
 
     recorded = info.get("data") or {}
-    with load_dataset(data) as ds:
+    with load_dataset(data) as ds:  # the cheap checks before the pass over the values
         record = generation_settings(ds.attrs, source=str(data))
-        if record is None:
-            msg = (f"`data` must be a file written by `neuralop-fem generate` (the card says how "
-                   f"to regenerate it); {data} records no generation settings.")
-            raise ConfigError(msg)
         n_samples = int(ds.sizes["sample"])
-        theirs = generation_settings({"config_json": recorded.get("config_json")},
-                                     source="run.json") if recorded.get("config_json") else None
-        if (theirs is not None and theirs.get("settings") != record["settings"]) or \
-                recorded.get("n_samples", n_samples) != n_samples:
-            msg = (f"`data` must be the run's training file ({recorded.get('n_samples')} "
-                   f"samples, the generation settings of run.json); {data} holds other data.")
-            raise ConfigError(msg)
-        problem = str(ds.attrs["problem"])
-        names = list(get_kit(problem).fields)
-        checksum = variables_checksum(ds, names)
+    if record is None:
+        msg = (f"`data` must be a file written by `neuralop-fem generate` (the card says how "
+               f"to regenerate it); {data} records no generation settings.")
+        raise ConfigError(msg)
+    theirs = generation_settings({"config_json": recorded.get("config_json")},
+                                 source="run.json") if recorded.get("config_json") else None
+    if (theirs is not None and theirs.get("settings") != record["settings"]) or \
+            recorded.get("n_samples", n_samples) != n_samples:
+        msg = (f"`data` must be the run's training file ({recorded.get('n_samples')} "
+               f"samples, the generation settings of run.json); {data} holds other data.")
+        raise ConfigError(msg)
+    full = dataset_record(data)
     settings = record["settings"]
     return {
-        "file_name": data.name, "problem": problem, "n_samples": n_samples,
+        "file_name": data.name, "problem": full["problem"], "n_samples": n_samples,
         "resolution": int(settings["resolution"]), "dataset_seed": int(settings["dataset_seed"]),
-        "settings": settings, "checksum_variables": names, "checksum": checksum,
+        "settings": settings, "checksum_variables": full["checksum_variables"],
+        "checksum": full["checksum"],
         "generate_command": generate_command(settings, n_samples, data.name),
     }
 
