@@ -9,7 +9,9 @@ their capabilities, the ladder); its kit holds everything ``neuralop_fem`` needs
   the solver through the registry), samples per chunk, the ``generate`` subcommand's help;
 * **learning**: the torch dataset, whether inputs are normalised, the out-of-distribution
   statistics, whether models transfer to other grids directly, the training defaults and the
-  model presets.
+  model presets;
+* **reproduction** (optional): what ``neuralop-fem reproduce`` needs to reproduce the
+  paper's rows of the problem (:class:`~neuralop_fem.problems.reproduction.ReproductionSpec`).
 
 Every table that used to be keyed by problem name (the schema's field tables, the dataset
 builders, the provenance's physical parameters, the torch datasets, the OOD statistics, the
@@ -45,8 +47,13 @@ from solvers.problems import Problem, get_problem
 from solvers.problems import register_problem as _register_numerics
 from solvers.problems import unregister_problem as _unregister_numerics
 
+from .reproduction import DataVariant, QuickScale, ReproductionSpec
+
 __all__ = [
+    "DataVariant",
     "ProblemKit",
+    "QuickScale",
+    "ReproductionSpec",
     "data_problems",
     "generated_problems",
     "get_kit",
@@ -132,6 +139,10 @@ class ProblemKit:
     presets
         Its model presets beyond :data:`neuralop_fem.models.PRESETS`: a mapping of preset
         name (``NAME-...``) -> model config, or a reference to one.
+    reproduction
+        Its :class:`~neuralop_fem.problems.reproduction.ReproductionSpec` (the sizes, grids
+        and paper's numbers of ``neuralop-fem reproduce``), a reference to one, or None: the
+        problem has no reproduction entry.
     """
 
     name: str
@@ -153,6 +164,7 @@ class ProblemKit:
     train_defaults: Mapping[str, Any] = field(default_factory=dict)
     half_lr_attentions: frozenset[str] = frozenset()
     presets: Ref = None
+    reproduction: Ref = None
 
     def __post_init__(self) -> None:
         for name in ("fields", "optional_fields", "variable_attrs", "train_defaults"):
@@ -210,6 +222,21 @@ class ProblemKit:
     def model_presets(self) -> Mapping[str, Any]:
         """Its model presets beyond :data:`neuralop_fem.models.PRESETS` (may be empty)."""
         return {} if self.presets is None else load(self.presets)
+
+    def reproduction_spec(self) -> ReproductionSpec | None:
+        """Its reproduction entry (:attr:`reproduction`), None when it has none.
+
+        Raises
+        ------
+        InputError
+            The entry (or what its reference names) is not a ReproductionSpec.
+        """
+        spec = None if self.reproduction is None else load(self.reproduction)
+        if spec is not None and not isinstance(spec, ReproductionSpec):
+            msg = (f"`reproduction` of {self.name!r} must be a ReproductionSpec; got "
+                   f"{type(spec).__name__}.")
+            raise InputError(msg)
+        return spec
 
 
 _KITS: dict[str, ProblemKit] = {}

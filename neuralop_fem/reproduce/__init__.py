@@ -1,5 +1,6 @@
 """Reproduction of the paper's tables, traceable row by row (``neuralop-fem reproduce``).
 
+entries.py       the problems' reproduction entries (quick sizes, grids, the paper's numbers)
 rows.py          what a row records: dataset identity, commands, scale; legacy rows completed
 identity.py      is a (regenerated) file the data of some rows: bit for bit, or to rounding
 tables.py        rows that differ only in the seed as one line (mean, spread): reproduction.md

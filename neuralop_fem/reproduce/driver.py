@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .entries import named_values, spec_of
 from .record import QUICK, REDUCED, build_row, merge_rows, mode_of, noise_of
-from .rows import VISCOSITY, run_tag
+from .rows import run_tag
 
 __all__ = ["ReproduceSettings", "reproduce", "reproduce_command", "train_seed"]
 
@@ -65,13 +66,14 @@ class ReproduceSettings:
         from ..errors import ConfigError
 
         problems = []
-        if self.viscosity not in VISCOSITY:
+        named = named_values("viscosity")
+        if self.viscosity not in named:
             try:
                 ok = float(self.viscosity) > 0
             except ValueError:
                 ok = False
             if not ok:
-                problems.append(f"`viscosity` must be one of {sorted(VISCOSITY)} or a positive "
+                problems.append(f"`viscosity` must be one of {sorted(named)} or a positive "
                                 f"number; got {self.viscosity!r}")
         for name in ("epochs", "batch_size", "max_epochs_this_call"):
             value = getattr(self, name)
@@ -89,22 +91,39 @@ class ReproduceSettings:
 
 
 def data_file(settings: ReproduceSettings, task: str) -> Path:
-    """The dataset of ``task`` (generated from the dataset seed unless already there)."""
+    """The dataset of ``task`` (generated from the dataset seed unless already there).
+
+    Its size and grid are those of its data problem's reproduction entry (the quick ones with
+    ``quick``, else ``samples`` at the benchmark grid); its name is
+    ``<problem>[_<tag><variant>]_n<grid>_N<samples>[_seed<S>].nc``, the variant being the
+    entry's named data parameter (``burgers_nugt_n8192_N1224.nc``).
+    """
     from solvers.problems import get_problem
 
     from ..data.generation import config_class, generate
+    from ..errors import ConfigError
 
     problem = get_problem(task).data_problem
+    spec = spec_of(problem)
+    n, samples = ((spec.quick.data_n, spec.quick.samples) if settings.quick
+                  else (None, spec.samples))
+    if samples is None:
+        msg = (f"problem {problem!r}: its reproduction entry gives no dataset size "
+               f"({'quick.' if settings.quick else ''}samples)")
+        raise ConfigError(msg)
+    n = n or get_problem(problem).benchmark_resolution
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    spec = QUICK[problem] if settings.quick else {"data_n": None, "samples": 1224}
-    n = spec["data_n"] or get_problem(problem).benchmark_resolution
-    samples = spec["samples"]
-    if problem == "burgers":
-        nu = VISCOSITY.get(settings.viscosity) or float(settings.viscosity)
-        name, config = (f"burgers_nu{settings.viscosity}_n{n}_N{samples}",
-                        config_class("burgers")(viscosity=nu))
+    variant = spec.data_variant
+    if variant is None:
+        name, config = f"{problem}_n{n}_N{samples}", None
     else:
-        name, config = f"darcy_n{n}_N{samples}", None
+        choice = getattr(settings, variant.parameter, None)
+        if choice is None:
+            msg = (f"problem {problem!r}: its data variant {variant.parameter!r} is no setting "
+                   "of `neuralop-fem reproduce run`")
+            raise ConfigError(msg)
+        name = f"{problem}_{variant.tag}{choice}_n{n}_N{samples}"
+        config = config_class(problem)(**{variant.parameter: variant.value(choice)})
     seed_tag = "" if settings.data_seed == 0 else f"_seed{settings.data_seed}"
     path = settings.data_dir / f"{name}{seed_tag}.nc"
     if not path.is_file():
@@ -131,13 +150,14 @@ def configs(settings: ReproduceSettings, preset: str, seed: int) -> tuple[Any, A
     from ..training import training_preset
 
     cfg = training_preset(preset)
+    spec = spec_of(cfg.task, where=f"--preset {preset}")
     model = PRESETS[preset]
     train: dict[str, Any] = {"device": settings.device, "seed": seed}
     if settings.quick:
-        train.update(QUICK["split"], epochs=QUICK["epochs"],
-                     resolution=QUICK[cfg.task]["train_n"], batch_size=min(cfg.batch_size, 4))
+        train.update(QUICK["split"], epochs=QUICK["epochs"], resolution=spec.quick.train_n,
+                     batch_size=min(cfg.batch_size, 4))
         model = model.replace(**QUICK["model"][model.family])
-    elif settings.reduced and cfg.task != "burgers":
+    elif settings.reduced and spec.reduced:
         train.update(REDUCED)
     for key in ("epochs", "batch_size", "noise", "target_normalizer"):
         if getattr(settings, key) is not None:
@@ -191,7 +211,22 @@ def reproduce_command(settings: ReproduceSettings, preset: str, seed: int) -> st
 def reproduce(settings: ReproduceSettings, presets: list[str],
               seeds: list[int]) -> Iterator[dict[str, Any]]:
     """Generate, train, evaluate and record every (preset, seed); yield each row recorded
-    (a seed whose training stopped at ``max_epochs_this_call`` yields nothing yet)."""
+    (a seed whose training stopped at ``max_epochs_this_call`` yields nothing yet).
+
+    Raises
+    ------
+    ConfigError
+        Before anything runs, for a preset whose problem has no reproduction entry (or
+        whose data problem has none).
+    """
+    from solvers.problems import get_problem
+
+    from ..training import training_preset
+
+    for preset in presets:
+        task = training_preset(preset).task
+        spec_of(task, where=f"--preset {preset}")
+        spec_of(get_problem(task).data_problem, where=f"--preset {preset}")
     for preset in presets:
         for seed in seeds:
             done = train_seed(settings, preset, seed)

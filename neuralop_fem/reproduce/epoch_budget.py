@@ -1,5 +1,7 @@
 """Test error against the epoch budget: the Burgers rows of ``reproduction.json`` as series.
 
+The rows are those of the problems whose reproduction entry sets ``epoch_budget`` (Burgers).
+
 Every recorded run on one dataset whose settings are the paper's preset except for the seed,
 the number of epochs, the peak learning rate and the H1 weight joins a series: one series per
 model and (peak lr, H1 weight) pair (:func:`series`), averaged over the seeds
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from .entries import spec_or_none
 from .rows import model_suffix
 
 __all__ = ["Point", "collect", "mean_error", "point_of", "series", "table"]
@@ -43,26 +46,32 @@ class Point:
 
 
 @cache
-def _base_config(preset: str) -> Mapping[str, Any] | None:
+def _base_config(task: str, preset: str) -> Mapping[str, Any] | None:
     from ..training import training_preset
 
     try:
-        return training_preset(f"burgers-{model_suffix(preset)}").to_dict()
+        return training_preset(f"{task}-{model_suffix(preset)}").to_dict()
     except ConfigError:  # a preset this code does not know: not part of a series
         return None
 
 
+def _in_series(task: object) -> bool:
+    spec = spec_or_none(task)
+    return spec is not None and spec.epoch_budget
+
+
 def point_of(run: Mapping[str, Any], data_name: str, resolution: str) -> Point | None:
-    """The run as a :class:`Point`, or None when it is not on ``data_name``, not a Burgers
-    run of the paper mode, changes the model, or changes a training setting outside
-    :data:`VARIED`."""
+    """The run as a :class:`Point`, or None when it is not on ``data_name``, not a run of the
+    paper mode of a problem whose rows form series (Burgers), changes the model, or changes
+    a training setting outside :data:`VARIED`."""
     data = run.get("data") or {}
     config = run.get("train_config")
-    if (run.get("task") != "burgers" or run.get("mode") != "paper" or run.get("model_changes")
+    task = run.get("task")
+    if (not _in_series(task) or run.get("mode") != "paper" or run.get("model_changes")
             or not isinstance(config, Mapping)
             or Path(str(data.get("path", ""))).name.removesuffix(".nc") != data_name):
         return None
-    base = _base_config(str(run.get("preset", "")))
+    base = _base_config(str(task), str(run.get("preset", "")))
     if base is None:
         return None
     for field, value in base.items():

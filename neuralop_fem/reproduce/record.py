@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .entries import spec_of
 from .identity import data_matches, record_identical, same_values_checksum
 from .rows import (
     SCALE_FIELDS,
@@ -32,11 +33,10 @@ __all__ = ["MODES", "QUICK", "REDUCED", "build_row", "check_data", "check_record
 
 #: The modes of a row: the paper's scale, a CPU-sized Darcy scale, a tiny smoke run.
 MODES = ("paper", "reduced", "quick")
-#: Tiny settings of the ``quick`` mode (a smoke run of every step, not a reproduction).
+#: Tiny settings of the ``quick`` mode (a smoke run of every step, not a reproduction) common
+#: to every problem; the grids and dataset sizes are each problem's
+#: (:class:`~neuralop_fem.problems.QuickScale` of its reproduction entry).
 QUICK: dict[str, Any] = {
-    "burgers": {"data_n": 256, "samples": 40, "train_n": 64, "eval_n": (64, 128, 256)},
-    "darcy": {"data_n": 29, "samples": 30, "train_n": 15},
-    "darcy-inverse": {"train_n": 29},  # 29 -> 8 (the 141 -> 36 rule), reachable by pooling
     "split": {"n_train": 20, "n_val": 5, "n_test": 5},
     "epochs": 2,
     "model": {"transformer1d": {"d_model": 16, "num_layers": 2, "d_ff": 32, "freq_dim": 8,
@@ -46,20 +46,20 @@ QUICK: dict[str, Any] = {
               "fno1d": {"width": 8, "modes": 4, "projection": 16, "num_layers": 2},
               "fno2d": {"width": 8, "modes": 3, "projection": 16, "num_layers": 2}},
 }
-#: The ``reduced`` mode: a CPU-sized Darcy configuration, labelled as such in the results.
+#: The ``reduced`` mode: a CPU-sized Darcy configuration, labelled as such in the results
+#: (for the problems whose reproduction entry sets ``reduced``).
 #: lr_max 5e-4: with 64 steps per epoch the one-cycle warm-up is only 384 steps, and at the
 #: paper's 1e-3 the first reduced run blew up at the peak (epoch 7) and never recovered.
 REDUCED = {"n_train": 256, "n_val": 50, "n_test": 100, "epochs": 20, "resolution": 85,
            "lr_max": 5e-4}
-#: The paper's evaluation grids of the Burgers rows (trained at 512, zero-shot above).
-BURGERS_GRIDS = (512, 2048, 8192)
 
 
 def mode_of(task: str, *, quick: bool, reduced: bool) -> str:
-    """The row's mode: ``quick``, ``reduced`` (Darcy tasks only) or ``paper``."""
+    """The row's mode: ``quick``, ``reduced`` (where the problem's reproduction entry sets
+    ``reduced``: the Darcy tasks) or ``paper``."""
     if quick:
         return "quick"
-    return "reduced" if reduced and task != "burgers" else "paper"
+    return "reduced" if reduced and spec_of(task).reduced else "paper"
 
 
 def noise_of(task: str, noise: float) -> float | None:
@@ -137,10 +137,17 @@ def build_row(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bo
               training_commit: str | None = None) -> dict[str, Any]:
     """Evaluate a finished run on its test split and build its row.
 
-    Burgers runs are evaluated on the paper's grids (:data:`BURGERS_GRIDS`; the quick mode's
-    three grids), the others on their training grid. ``reproduce``: the command that reruns
-    everything (None for a run trained by hand); ``training_commit``: the code commit of a
-    run whose run.json predates recording it.
+    A run is evaluated on the paper's grids of its problem (its reproduction entry's
+    ``eval_grids``, Burgers: 512, 2048 and 8192; in the quick mode its training grid and the
+    ``quick.eval_n`` grids the data reach), else on its training grid. ``reproduce``: the
+    command that reruns everything (None for a run trained by hand); ``training_commit``:
+    the code commit of a run whose run.json predates recording it.
+
+    Raises
+    ------
+    ConfigError
+        The run's problem has no reproduction entry; and the errors of
+        :func:`check_recordable` and :func:`check_scale`.
     """
     from solvers.problems import get_problem
 
@@ -149,19 +156,20 @@ def build_row(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bo
     from ..training import read_run_info
 
     info = read_run_info(run_dir)
+    task = info["task"]
+    spec = spec_of(task, where=f"RUN_DIR {run_dir}")
     data_row = dataset_record(Path(data))
     check_recordable(info, run_dir, data_row)
-    task = info["task"]
     mode = mode_of(task, quick=quick, reduced=reduced)
     check_scale(info, run_dir, mode)
-    if task == "burgers" and quick:  # the quick grids the data reaches, and the training one
-        reachable = get_problem(task).reachable(int(data_row["resolution"]))
-        resolutions = tuple(sorted({info["resolution"], *(
-            n for n in QUICK["burgers"]["eval_n"] if n in reachable)}))
-    elif task == "burgers":
-        resolutions = BURGERS_GRIDS
+    if quick:  # the training grid, and the quick grids the data reach
+        extra = spec.quick.eval_n
+        if extra:
+            reachable = get_problem(task).reachable(int(data_row["resolution"]))
+            extra = tuple(n for n in extra if n in reachable)
+        resolutions = tuple(sorted({info["resolution"], *extra}))
     else:
-        resolutions = (info["resolution"],)
+        resolutions = spec.eval_grids or (info["resolution"],)
     errors, commands = {}, []
     for n in resolutions:
         res = evaluate_run(run_dir, data, resolution=n, indices="test", device=eval_device)

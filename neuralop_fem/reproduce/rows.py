@@ -13,50 +13,30 @@ zero-shot transfer. Rows written before rows recorded all this are completed by
 from __future__ import annotations
 
 import json
-import math
 import shlex
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PAPER", "SCALE_FIELDS", "VISCOSITY", "changes", "dataset_record", "generate_command",
-           "model_suffix", "paper_value", "row_key", "run_scale", "run_tag", "scale_shortfalls",
-           "train_command", "upgrade_legacy"]
+from .entries import problem_of_file, problem_prefix, spec_of
 
-#: The paper's relative L2 errors (Cao 2021, Tables 2a/2b/3), by row and preset suffix.
-PAPER: dict[str, dict[str, float]] = {
-    "burgers n=512": {"fourier": 1.135e-3, "galerkin": 1.203e-3, "softmax": 1.271e-3,
-                      "linear": 1.139e-3, "galerkin-postln": 2.181e-3, "fno": 4.373e-3},
-    "burgers n=2048": {"fourier": 1.123e-3, "galerkin": 1.150e-3, "softmax": 1.266e-3,
-                       "linear": 1.149e-3, "galerkin-postln": 1.512e-3, "fno": 4.126e-3},
-    "burgers n=8192": {"fourier": 1.071e-3, "galerkin": 1.025e-3, "softmax": 1.330e-3,
-                       "linear": 1.221e-3, "galerkin-postln": 2.747e-3, "fno": 4.151e-3},
-    "darcy 141/43": {"fourier": 0.873e-2, "galerkin": 0.839e-2, "fno": 1.419e-2},
-    "inverse 141/36 eps=0": {"fourier": 1.921e-2, "galerkin": 1.944e-2},
-    "inverse 141/36 eps=0.01": {"fourier": 2.717e-2, "galerkin": 2.552e-2},
-    "inverse 141/36 eps=0.1": {"fourier": 6.725e-2, "galerkin": 6.689e-2},
-}
-#: Named viscosities of the Burgers data.
-VISCOSITY = {"gt": 0.1 / (2 * math.pi), "fno": 0.1}
+__all__ = ["SCALE_FIELDS", "changes", "dataset_record", "generate_command", "model_suffix",
+           "paper_value", "row_key", "run_scale", "run_tag", "scale_shortfalls", "train_command",
+           "upgrade_legacy"]
 
 
 def model_suffix(preset: str) -> str:
-    """``burgers-galerkin-long`` -> ``galerkin``: the model column of the paper's tables."""
-    for prefix in ("darcy-inverse-", "burgers-", "darcy-"):
-        if preset.startswith(prefix):
-            rest = preset[len(prefix):]
-            return rest.removesuffix("-long")
-    return preset
+    """``burgers-galerkin-long`` -> ``galerkin``: the model column of the paper's tables (the
+    preset's name after its problem's, without ``-long``)."""
+    problem = problem_prefix(preset, "-")
+    if problem is None:
+        return preset
+    return preset[len(problem) + 1:].removesuffix("-long")
 
 
 def paper_value(task: str, preset: str, n: str, noise: float | None) -> float | None:
-    """The paper's number for this row, or None."""
-    if task == "burgers":
-        row = f"burgers n={n}"
-    elif task == "darcy":
-        row = "darcy 141/43"
-    else:
-        row = f"inverse 141/36 eps={noise:g}"
-    return PAPER.get(row, {}).get(model_suffix(preset))
+    """The paper's number for this row, or None (the problem's reproduction entry,
+    :meth:`~neuralop_fem.problems.ReproductionSpec.paper_value`)."""
+    return spec_of(task).paper_value(model_suffix(preset), n, noise)
 
 
 def dataset_record(path: Path) -> dict[str, Any]:
@@ -217,6 +197,8 @@ def upgrade_legacy(entry: dict[str, Any], data_dir: Path | None) -> dict[str, An
     """
     if "seed" in entry:
         return entry
+    from solvers.problems import get_problem
+
     from ..models import PRESETS
 
     out = dict(entry)
@@ -226,7 +208,7 @@ def upgrade_legacy(entry: dict[str, Any], data_dir: Path | None) -> dict[str, An
         out["data"] = dataset_record(here)
         out["data"]["note"] = f"regenerated from the recorded seed; the run read {old_path}"
     else:
-        problem = "burgers" if old_path.stem.startswith("burgers") else "darcy"
+        problem = problem_of_file(old_path.stem)
         size = int(old_path.stem.rsplit("_N", 1)[1])
         out["data"] = {"path": str(old_path), "problem": problem, "dataset_seed": 0,
                        "n_samples": size, "checksum": None,
@@ -250,7 +232,7 @@ def upgrade_legacy(entry: dict[str, Any], data_dir: Path | None) -> dict[str, An
         reproduce += ["--target-normalizer", "global"]
     if entry["mode"] == "reduced":
         reproduce.append("--reduced")
-    if entry["task"] == "darcy-inverse":
+    if get_problem(entry["task"]).inverse:
         reproduce += ["--noise", str(entry["train_config"]["noise"])]
     out["commands"] = {
         "reproduce": " ".join(shlex.quote(p) for p in reproduce),

@@ -2,7 +2,8 @@
 
 :func:`aggregate` groups the rows of ``reproduction.json`` by everything but the seed and gives
 the mean and spread over the seeds of the test error per resolution; :func:`markdown` writes
-them beside the paper's numbers (:data:`~neuralop_fem.reproduce.rows.PAPER`).
+them beside the paper's numbers (each problem's reproduction entry,
+:func:`~neuralop_fem.reproduce.rows.paper_value`).
 """
 
 from __future__ import annotations
