@@ -1,4 +1,5 @@
-"""The GPU campaign (benchmarks/gpu/campaign.py) rehearsed on the CPU with tiny sizes.
+"""The GPU campaign (neuralop_fem.gpu_campaign, run by its driver benchmarks/gpu/campaign.py)
+rehearsed on the CPU with tiny sizes.
 
 Each stage runs as the device machine runs it, a command in a subprocess, and must leave at most
 8 files of under 16 MiB in its output folder (what the device returns). The Darcy stage is

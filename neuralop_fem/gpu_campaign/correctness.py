@@ -17,7 +17,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from _campaign import ROOT, Deadline
+from .machine import ROOT, CampaignError, Deadline
+
+__all__ = ["parse_junit", "pytest_command", "run"]
 
 log = logging.getLogger("campaign.correctness")
 
@@ -53,6 +55,10 @@ def parse_junit(path: Path) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, list[str], int]:
+    if not (ROOT / "tests" / "gpu").is_dir():
+        msg = (f"the correctness stage runs the tests of a checkout; {ROOT / 'tests' / 'gpu'} "
+               "does not exist")
+        raise CampaignError(msg)
     junit = args.work / "junit.xml"
     junit.unlink(missing_ok=True)
     timeout = deadline.left() - 20

@@ -22,9 +22,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from _campaign import BEST_SUFFIX, Deadline, pack_state, unpack_runs
+from ..reproduce.rows import run_tag
+from .machine import Deadline
+from .outputs import BEST_SUFFIX, pack_state, unpack_runs
 
-from neuralop_fem.reproduce.rows import run_tag
+__all__ = ["PAPER", "RUNS", "SEED", "configs", "data_file", "run", "train_until"]
 
 log = logging.getLogger("campaign.darcy")
 

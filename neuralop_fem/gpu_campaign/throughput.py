@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _campaign import Deadline, unpack_runs
+
+from .machine import Deadline
+from .outputs import unpack_runs
+
+__all__ = ["CASES", "INFERENCE", "inference", "run", "solver_rate", "surrogate_rate",
+           "sync_cost", "train_rate"]
 
 log = logging.getLogger("campaign.throughput")
 

@@ -1,0 +1,31 @@
+"""The GPU campaign: what a GPU must show, measured in commands that fit a borrowed machine.
+
+Each stage is one command that ends inside its wall-clock budget (default 8 minutes) and writes
+``STAGE.json``, ``STAGE.md`` and ``STAGE.log`` (GPU, driver, torch, CUDA, the commands) and what
+the next call needs into ``--out``: at most 8 files, each under 16 MiB, the limits of the device
+machine (docs/training.md, "What has run on a GPU"):
+
+- ``correctness`` (:mod:`.correctness`): the tests marked ``cuda`` (tests/gpu) on the GPU;
+- ``throughput`` (:mod:`.throughput`): training it/s against the paper's RTX 3090, inference
+  against the solver on all cores (trained Darcy weights from a ``darcy`` output given as
+  ``--from``);
+- ``darcy`` (:mod:`.darcy`): darcy-galerkin and darcy-inverse-galerkin (noise 0.01) for 100
+  epochs of 1024 samples, resumed across calls (``--from`` the previous call's output);
+- ``wheels``: only install the wheels of ``--wheels`` into ``--out`` (a check of the folder;
+  ``--python-version 3.12`` checks it for the device image from another interpreter);
+- ``unpack``: extract the state parts and ``RUN.best.pt`` files of ``--from`` into ``--out``
+  (the run directories, for ``neuralop-fem reproduce record``).
+
+Data are generated on the machine from their seeds; packages the device image lacks are
+installed offline from ``--wheels`` (:mod:`.machine`; ``benchmarks/gpu/fetch_wheels.sh``
+downloads them). :mod:`.outputs` writes the results and carries the state between calls;
+:mod:`.runner` is the command line, run by the driver ``benchmarks/gpu/campaign.py`` or as
+``python -m neuralop_fem.gpu_campaign``. Importing this package imports only the standard
+library (the stages import torch and the solvers when they run).
+"""
+
+from __future__ import annotations
+
+from .runner import main
+
+__all__ = ["main"]

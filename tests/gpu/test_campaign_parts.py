@@ -1,0 +1,89 @@
+"""The parts of the GPU campaign (:mod:`neuralop_fem.gpu_campaign`) that need no stage run:
+what it imports before the offline install, the state archive, the output limits, the install
+command and the driver's one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from neuralop_fem.gpu_campaign import machine, outputs
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = ROOT / "benchmarks" / "gpu" / "campaign.py"
+
+
+def test_the_command_line_imports_nothing_the_device_installs_first():
+    """Before the wheels are installed only the standard library may be imported: not the
+    solvers (scikit-fem, pyamg), not dask, not netCDF4, and not torch or numpy either."""
+    code = ("import sys\nimport neuralop_fem.gpu_campaign.runner\n"
+            "print(sorted(m for m in ('solvers', 'torch', 'numpy', 'dask', 'netCDF4', 'skfem')"
+            " if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_state_round_trips_through_parts(tmp_path, monkeypatch):
+    root, out = tmp_path / "runs", tmp_path / "out"
+    (root / "run_a").mkdir(parents=True)
+    out.mkdir()
+    payload = bytes(range(256)) * 40  # 10240 bytes: several parts of 4000
+    (root / "run_a" / "last.pt").write_bytes(payload)
+    (root / "run_a" / "run.json").write_text('{"status": "interrupted"}')
+    monkeypatch.setattr(outputs, "PART_BYTES", 4000)
+    parts = outputs.pack_state(out, root, sorted((root / "run_a").iterdir()))
+    assert parts == [f"state.tar.{i:02d}" for i in range(len(parts))]
+    assert len(parts) >= 3
+    assert all((out / p).stat().st_size <= 4000 for p in parts)
+    (out / "run_b.best.pt").write_bytes(b"weights")
+    names = outputs.unpack_runs(out, tmp_path / "back")
+    assert sorted(names) == ["run_a/last.pt", "run_a/run.json", "run_b/best.pt"]
+    assert (tmp_path / "back" / "run_a" / "last.pt").read_bytes() == payload
+    assert (tmp_path / "back" / "run_b" / "best.pt").read_bytes() == b"weights"
+
+
+def test_unpack_refuses_a_state_that_names_paths_outside(tmp_path):
+    evil = tmp_path / "evil.txt"
+    evil.write_text("x")
+    with tarfile.open(tmp_path / "state.tar.00", "w") as tar:
+        tar.add(evil, arcname="../evil.txt")
+    with pytest.raises(machine.CampaignError, match="outside its folder"):
+        outputs.unpack_state(tmp_path, tmp_path / "dest")
+
+
+def test_outputs_over_the_device_limits_are_refused(tmp_path):
+    for i in range(machine.MAX_FILES):
+        (tmp_path / f"f{i}.json").write_text("{}")
+    assert len(outputs.check_outputs(tmp_path)) == machine.MAX_FILES
+    (tmp_path / "one too many.md").write_text("")
+    with pytest.raises(machine.CampaignError) as info:
+        outputs.check_outputs(tmp_path)
+    assert "one too many.md: name" in str(info.value)
+    assert "9 files (at most 8)" in str(info.value)
+
+
+def test_install_command_is_offline_and_targets_the_device_python(tmp_path):
+    cmd = machine.pip_install_command(tmp_path / "w", tmp_path / "site", python_version="3.12")
+    assert {"--no-index", "--no-deps", "--only-binary=:all:"} <= set(cmd)
+    assert cmd[cmd.index("--python-version") + 1] == "3.12"
+    assert cmd[cmd.index("--find-links") + 1] == str(tmp_path / "w")
+    assert cmd[-len(machine.NEEDED):] == sorted(machine.NEEDED.values())
+    local = machine.pip_install_command(tmp_path / "w", tmp_path / "site", python_version=None)
+    assert "--python-version" not in local
+    assert "--platform" not in local
+
+
+def test_driver_reports_a_missing_wheel_folder_in_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, str(DRIVER), "wheels", "--out", str(tmp_path / "s"),
+                           "--wheels", str(tmp_path / "none")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("campaign: --wheels ")
+    assert "fetch_wheels.sh" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
