@@ -4,7 +4,8 @@
 their capabilities, the ladder); its kit holds everything ``neuralop_fem`` needs beside them:
 
 * **files**: the field variables with their dims and attributes, the dataset builder, the
-  physical parameters an imported file must state, the keys of the legacy ``.mat`` files;
+  physical parameters an imported file must state, the keys of the legacy ``.mat`` files,
+  the mappings of neuraloperator's and PDEBench's files (:mod:`.peer_formats`);
 * **generation**: the :class:`~neuralop_fem.data.generation.DataConfig` class (which builds
   the solver through the registry), samples per chunk, the ``generate`` subcommand's help;
 * **learning**: the torch dataset, whether inputs are normalised, the out-of-distribution

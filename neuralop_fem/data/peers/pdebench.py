@@ -11,6 +11,11 @@ Layout (read from PDEBench's generators and ``FNODatasetSingle``)
   values, 1 and 0.1); ``tensor`` (N, 1, n, n), the solution; ``x-coordinate``, ``y-coordinate``
   (n), cell centres; the forcing ``beta`` in the file name and the attribute ``beta``.
 
+Each problem's layout is its kit's
+:class:`~neuralop_fem.problems.peer_formats.PDEBenchFormat` (the input dataset or the
+trajectory, the parameter of the file name and its factor); a file is read as the problem whose
+layout its datasets fit.
+
 Import stores the values as given, without interpolation, on this package's grid of the same
 size: for Burgers the half-cell shift is a translation of the periodic problem, which the
 equation does not see; Darcy keeps its cell centres (the dataset's ``grid`` is
@@ -239,7 +244,8 @@ def read_pdebench(path: str | os.PathLike[str], *, problem: str | None = None,
     ----------
     path : path-like
     problem : {"burgers", "darcy"} or None
-        None: Darcy if the file holds ``nu``, Burgers for a 3-D ``tensor``.
+        None: the problem whose layout the file's datasets fit (Darcy: ``nu`` (N, n, n) and
+        ``tensor`` (N, 1, n, n); Burgers: ``tensor`` (N, T, n) and ``t-coordinate``).
     viscosity : float, optional
         Burgers viscosity of this package's equation ``u_t + u u_x = viscosity u_xx``.
         Default: the ``neuralop_fem_viscosity`` attribute, else PDEBench's ``Nu`` of the file
