@@ -138,8 +138,8 @@ def _kit(f: Any, path: Path, problem: str | None) -> ProblemKit:
     def matches(kit: ProblemKit) -> bool:
         return all(getattr(f.get(k), "ndim", None) == ndim for k, ndim in _keys(kit).items())
 
-    found = ", ".join(f"`{k}` {getattr(f[k], 'shape', '(a group)')}" for k in sorted(f)) \
-        or "no datasets"
+    found = ", ".join(f"`{k}` {getattr(f.get(k), 'shape', '(not an array)')}"
+                      for k in sorted(f)) or "no datasets"
     return recognise(path, _ATTR, _TOOL, matches=matches, layout=_layout, found=found)
 
 
