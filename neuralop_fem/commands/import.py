@@ -36,12 +36,15 @@ def _phases(text: str) -> tuple[float, float]:
     return values  # type: ignore[return-value]
 
 
-def _common(p: argparse.ArgumentParser, suffix: str) -> None:
+def _common(p: argparse.ArgumentParser, suffix: str, mapping: str) -> None:
+    from ..problems import kits
+
     p.add_argument("file", type=input_file, metavar=f"FILE{suffix}", help="the file to import")
     p.add_argument("--out", required=True, type=output_file, metavar="FILE.nc",
                    help="output netCDF file")
-    p.add_argument("--problem", choices=("burgers", "darcy"),
-                   help="the problem (default: recognised from the arrays)")
+    # The problems whose kit maps this tool's files (their `mapping` field).
+    p.add_argument("--problem", choices=tuple(k.name for k in kits() if getattr(k, mapping)),
+                   help="the problem (default: the one whose layout the file's arrays fit)")
     p.add_argument("--dtype", choices=("float64", "float32"),
                    help="storage type of the fields (default: the file's)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
@@ -64,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="A neuraloperator .pt dict: Darcy x (N, n, n) bool or float, y (N, n, n); "
         "Burgers x (N, n), y (N, T, n) trajectory, visc. Read with torch.load(weights_only="
         "True): a file that pickles anything but tensors, dicts and lists is refused unread.")
-    _common(nop, ".pt")
+    _common(nop, ".pt", "neuralop_format")
     nop.add_argument("--final-time", dest="final_time", type=float_range(0), metavar="T",
                      help="Burgers: the time of the last trajectory step (not in the files)")
     nop.add_argument("--phase-values", dest="phase_values", type=_phases, metavar="HIGH,LOW",
@@ -76,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "x-coordinate, t-coordinate; viscosity nu/pi from the name) or "
         "2D_DarcyFlow_beta{b}_Train.hdf5 (nu, tensor (N, 1, n, n), coordinates; forcing b). "
         "Streamed in sample chunks.")
-    _common(pdb, ".hdf5")
+    _common(pdb, ".hdf5", "pdebench_format")
     pdb.add_argument("--no-trajectory", dest="trajectory", action="store_false",
                      help="Burgers: keep only the first and last times (no u_t)")
     return parser
@@ -98,10 +101,9 @@ def run(args: argparse.Namespace) -> int:
               "viscosity": args.viscosity, "forcing": args.forcing}
     if args.format == "neuralop":
         from ..data.peers import import_neuralop
-        from ..data.peers.neuralop import DEFAULT_PHASE_VALUES
 
         out = import_neuralop(args.file, args.out, final_time=args.final_time,
-                              phase_values=args.phase_values or DEFAULT_PHASE_VALUES, **common)
+                              phase_values=args.phase_values, **common)
     else:
         from ..data.peers import import_pdebench
 

@@ -4,7 +4,8 @@
 their capabilities, the ladder); its kit holds everything ``neuralop_fem`` needs beside them:
 
 * **files**: the field variables with their dims and attributes, the dataset builder, the
-  physical parameters an imported file must state, the keys of the legacy ``.mat`` files;
+  physical parameters an imported file must state, the keys of the legacy ``.mat`` files,
+  the mappings of neuraloperator's and PDEBench's files (:mod:`.peer_formats`);
 * **generation**: the :class:`~neuralop_fem.data.generation.DataConfig` class (which builds
   the solver through the registry), samples per chunk, the ``generate`` subcommand's help;
 * **learning**: the torch dataset, whether inputs are normalised, the out-of-distribution
@@ -47,10 +48,14 @@ from solvers.problems import Problem, get_problem
 from solvers.problems import register_problem as _register_numerics
 from solvers.problems import unregister_problem as _unregister_numerics
 
+from .peer_formats import NeuralopFormat, PDEBenchFormat, PeerTrajectory
 from .reproduction import DataVariant, QuickScale, ReproductionSpec
 
 __all__ = [
     "DataVariant",
+    "NeuralopFormat",
+    "PDEBenchFormat",
+    "PeerTrajectory",
     "ProblemKit",
     "QuickScale",
     "ReproductionSpec",
@@ -88,6 +93,25 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
 
+def _check_peer_formats(kit: ProblemKit) -> None:
+    """The peer-format fields of ``kit`` are mappings of the right kind, of its own fields."""
+    for name, kind in (("neuralop_format", NeuralopFormat), ("pdebench_format", PDEBenchFormat)):
+        fmt = getattr(kit, name)
+        if fmt is None:
+            continue
+        if not isinstance(fmt, kind):
+            msg = f"`{name}` must be a {kind.__name__} or None; got {fmt!r}."
+            raise InputError(msg)
+        if not kit.fields:
+            msg = f"`{name}` needs the problem's `fields`; {kit.name!r} has none."
+            raise InputError(msg)
+        trajectory = fmt.trajectory
+        if trajectory is not None and trajectory.field not in kit.optional_fields:
+            msg = (f"`{name}.trajectory.field` must be one of the optional fields "
+                   f"{list(kit.optional_fields)}; got {trajectory.field!r}.")
+            raise InputError(msg)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProblemKit:
     """The data and learning facts of one problem (its numerics: :class:`~solvers.Problem`).
@@ -120,6 +144,11 @@ class ProblemKit:
         rebuilt (``import-mat --NAME VALUE``; ``generate`` always records them).
     mat_keys
         The (input, output) keys of the legacy FNO / Galerkin Transformer ``.mat`` files.
+    neuralop_format, pdebench_format
+        How neuraloperator's ``.pt`` dicts and PDEBench's HDF5 files map to its fields
+        (:class:`~neuralop_fem.problems.peer_formats.NeuralopFormat`,
+        :class:`~neuralop_fem.problems.peer_formats.PDEBenchFormat`); None: the tool has no
+        files of the problem (``neuralop-fem import`` and ``export`` refuse it).
     dataset
         The torch dataset class of training (items ``input``, ``target``, ``grid`` ...).
     normalise_input
@@ -156,6 +185,8 @@ class ProblemKit:
     generate_description: str = ""
     physics: tuple[str, ...] = ()
     mat_keys: tuple[str, str] | None = None
+    neuralop_format: NeuralopFormat | None = None
+    pdebench_format: PDEBenchFormat | None = None
     dataset: Ref = None
     normalise_input: bool = True
     ood_features: tuple[str, ...] = ()
@@ -170,6 +201,7 @@ class ProblemKit:
         for name in ("fields", "optional_fields", "variable_attrs", "train_defaults"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "half_lr_attentions", frozenset(self.half_lr_attentions))
+        _check_peer_formats(self)
         if isinstance(self.chunk_size, bool) or not isinstance(self.chunk_size, int) \
                 or self.chunk_size < 1:
             msg = f"`chunk_size` must be an integer >= 1; got {self.chunk_size!r}."

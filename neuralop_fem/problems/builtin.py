@@ -9,10 +9,14 @@ from __future__ import annotations
 import math
 
 from ..data.names import ITERATIONS, RESIDUAL, SAMPLE, TIME, U0, U_T, A, U, X, Y
-from . import ProblemKit
+from ..peer_presets import NEURALOP_PHASE_VALUES
+from . import NeuralopFormat, PDEBenchFormat, PeerTrajectory, ProblemKit
 from .reproduction import DataVariant, QuickScale, ReproductionSpec
 
 __all__ = ["BURGERS", "DARCY", "DARCY_INVERSE", "KITS"]
+
+#: The Burgers trajectory of both peers: u0 first, u(., T) last, kept as u_t.
+_BURGERS_TRAJECTORY = PeerTrajectory(field=U_T, final_time="final_time")
 
 _BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
 
@@ -54,6 +58,12 @@ BURGERS = ProblemKit(
     "(-Laplacian + tau^2)^-alpha) with zero mean; grid x_i = i/n.",
     physics=("viscosity", "final_time"),
     mat_keys=("a", "u"),
+    # burgers_{train,test}_16.pt: x (N, n), y (N, T, n) from x, visc (1, 1).
+    neuralop_format=NeuralopFormat(trajectory=_BURGERS_TRAJECTORY,
+                                   scalars={"visc": "viscosity"}),
+    # 1D_Burgers_Sols_Nu{nu}.hdf5: tensor (N, T, n); their u_t + (u^2/2)_x = (nu/pi) u_xx.
+    pdebench_format=PDEBenchFormat(trajectory=_BURGERS_TRAJECTORY, parameter="viscosity",
+                                   name_tag="Nu", factor=1.0 / math.pi),
     dataset="neuralop_fem.data.datasets:BurgersDataset",
     # The paper's point: its layer normalisation copes with raw Burgers inputs.
     normalise_input=False,
@@ -121,6 +131,12 @@ DARCY = ProblemKit(
     "x_i = i/(n-1).",
     physics=("forcing",),
     mat_keys=("coeff", "sol"),
+    # darcy_{train,test}_{16,32}.pt: x (N, n, n) boolean phases, y (N, n, n).
+    neuralop_format=NeuralopFormat(phase_values=NEURALOP_PHASE_VALUES,
+                                   phase_attrs=("contrast_high", "contrast_low")),
+    # 2D_DarcyFlow_beta{beta}_Train.hdf5: nu (N, n, n), tensor (N, 1, n, n), attribute beta.
+    pdebench_format=PDEBenchFormat(input_key="nu", parameter="forcing", name_tag="beta",
+                                   attribute="beta"),
     dataset="neuralop_fem.data.datasets:DarcyDataset",
     ood_features=("mean_log_a", "interface_density"),
     ood_statistics="neuralop_fem.data.ood:darcy_statistics",

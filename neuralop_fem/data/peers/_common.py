@@ -21,7 +21,7 @@ import xarray as xr
 from solvers.problems import get_problem
 
 from ...errors import DatasetError, InputError
-from ...problems import get_kit
+from ...problems import ProblemKit, get_kit, kits
 from .. import schema as S
 from ..provenance import ATTR, import_record, physics_options
 
@@ -30,7 +30,9 @@ __all__ = [
     "Field",
     "build_dataset",
     "check_physics",
+    "format_kit",
     "grid_convention",
+    "recognise",
     "trajectory_of",
 ]
 
@@ -100,6 +102,51 @@ class Field:
         chunks = (k, *self.shape[1:])
         return da.from_array(self, chunks=chunks, asarray=True, lock=False, fancy=False,
                              name=f"peer-{self.path.name}-{self.key}-{id(self)}")
+
+
+def _mapped(attribute: str) -> list[ProblemKit]:
+    return [k for k in kits() if getattr(k, attribute) is not None]
+
+
+def layout_name(kit: ProblemKit) -> str:
+    """``"1D Burgers"``, ``"2D Darcy"``: how messages name a problem's files."""
+    return f"{kit.problem.ndim}D {kit.name.capitalize()}"
+
+
+def format_kit(problem: str, attribute: str, tool: str, *, what: str = "`problem`"
+               ) -> ProblemKit:
+    """The kit of ``problem``, which must map ``tool``'s files (its ``attribute``, e.g.
+    ``"neuralop_format"``); else an :class:`InputError` listing the problems that do."""
+    names = tuple(k.name for k in _mapped(attribute))
+    if problem not in names:
+        msg = (f"{what} must be one of {names} (the problems with a {tool} layout); got "
+               f"{problem!r}.")
+        raise InputError(msg)
+    return get_kit(problem)
+
+
+def recognise(path: Path, attribute: str, tool: str, *, matches: Callable[[ProblemKit], bool],
+              layout: Callable[[ProblemKit], str], found: str) -> ProblemKit:
+    """The one kit whose mapping of ``tool``'s files (``attribute``) ``matches`` the file.
+
+    Raises
+    ------
+    DatasetError
+        When none matches (the message gives each problem's ``layout`` and what the file
+        holds, ``found``) or several do (``problem`` must then be given).
+    """
+    candidates = _mapped(attribute)
+    hits = [k for k in candidates if matches(k)]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        layouts = " or ".join(f"{layout_name(k)} ({layout(k)})" for k in candidates)
+        msg = f"{path}: not a {tool} {layouts} file; it holds {found}."
+    else:
+        names = ", ".join(repr(k.name) for k in hits)
+        msg = (f"{path}: the file ({found}) fits the {tool} layouts of several problems "
+               f"({names}); pass `problem` to choose one.")
+    raise DatasetError(msg)
 
 
 def check_values(path: Path, key: str, values: np.ndarray, *, positive: bool,

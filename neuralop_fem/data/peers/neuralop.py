@@ -13,8 +13,10 @@ without a channel axis, and casts ``x`` to float32:
   (N, T, n) float64, the trajectory with ``y[:, 0] == x``; ``visc`` (1, 1), the viscosity. The
   older ``burgers_lowres.pt`` names them ``input`` and ``output``. Times are not recorded.
 
-Mapping to the schema: ``x`` is the problem's input variable, ``y`` its output (the last time
-of a trajectory, which is also kept as ``u_t``). Boolean phases become ``phase_values``
+Mapping to the schema (each problem's is its kit's
+:class:`~neuralop_fem.problems.peer_formats.NeuralopFormat`; a file is read as the problem
+whose layout its arrays fit): ``x`` is the problem's input variable, ``y`` its output (the last
+time of a trajectory, which is also kept as ``u_t``). Boolean phases become ``phase_values``
 (high for True, low for False; the coefficient must be > 0). The values are stored as given on
 this package's grid of the same size (the relabelling is recorded in the attributes). Export
 writes ``x`` and ``y`` as tensors (``x`` as booleans again for a dataset imported from
@@ -32,21 +34,29 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from solvers.problems import get_problem
-
 from ...errors import DatasetError, InputError
 from ...peer_presets import NEURALOP_PHASE_VALUES
+from ...problems import NeuralopFormat, PeerTrajectory, ProblemKit
 from .. import schema as S
 from ..dim_order import in_api_order
-from ._common import Field, build_dataset, check_physics, grid_convention, trajectory_of
+from ._common import (
+    Field,
+    build_dataset,
+    check_physics,
+    format_kit,
+    grid_convention,
+    recognise,
+    trajectory_of,
+)
 from .safe_torch import load_plain
 
 __all__ = ["DEFAULT_PHASE_VALUES", "export_neuralop", "import_neuralop", "read_neuralop"]
 
-#: Coefficient values given to the True and False phases of a boolean ``x``. Their ratio, 20,
-#: matched the labels of neuraloperator's 16 x 16 set best among 5, 10, 20, 50 and 1000 when
-#: solved with this package's solver (docs/data_from_other_tools.md); their forcing is unknown.
-#: The same values as ``generate --like neuralop-darcy`` (:mod:`neuralop_fem.peer_presets`).
+#: Coefficient values given to the True and False phases of a boolean Darcy ``x`` (the Darcy
+#: kit's ``neuralop_format.phase_values``). Their ratio, 20, matched the labels of
+#: neuraloperator's 16 x 16 set best among 5, 10, 20, 50 and 1000 when solved with this
+#: package's solver (docs/data_from_other_tools.md); their forcing is unknown. The same values
+#: as ``generate --like neuralop-darcy`` (:mod:`neuralop_fem.peer_presets`).
 DEFAULT_PHASE_VALUES = NEURALOP_PHASE_VALUES
 
 #: Accepted (input, output) key pairs, newest first.
@@ -87,33 +97,49 @@ def _scalar(path: Path, data: dict[str, Any], key: str) -> float | None:
     return float(arr.ravel()[0])
 
 
-def _problem(path: Path, x: np.ndarray, problem: str | None) -> str:
-    guess = {2: "burgers", 3: "darcy"}.get(x.ndim)
-    if problem is None:
-        if guess is None:
-            msg = (f"{path}: input `x` must have shape (N, n) (Burgers) or (N, n, n) (Darcy); "
-                   f"got {x.shape}.")
-            raise DatasetError(msg)
-        return guess
-    known = ("burgers", "darcy")  # the problems of neuraloperator's files
-    if problem not in known:
-        msg = f"`problem` must be one of {known} (the data problems); got {problem!r}."
-        raise InputError(msg)
-    return problem
+_ATTR = "neuralop_format"
+_TOOL = "neuraloperator"
+
+
+def _layout(kit: ProblemKit) -> str:
+    grid = ", ".join(["n"] * kit.problem.ndim)
+    steps = f" or (N, T, {grid})" if kit.neuralop_format.trajectory else ""
+    return f"`x` (N, {grid}), `y` (N, {grid}){steps}"
+
+
+def _fits(kit: ProblemKit, x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether ``x`` and ``y`` have the dimensionality of ``kit``'s layout."""
+    ndim = 1 + kit.problem.ndim
+    return x.ndim == ndim and (y.ndim == ndim or (y.ndim == ndim + 1
+                                                  and kit.neuralop_format.trajectory is not None))
+
+
+def _kit(path: Path, keys: tuple[str, str], x: np.ndarray, y: np.ndarray,
+         problem: str | None) -> ProblemKit:
+    if problem is not None:
+        return format_kit(problem, _ATTR, _TOOL)
+    kx, ky = keys
+    found = f"`{kx}` {x.shape} {x.dtype}, `{ky}` {y.shape} {y.dtype}"
+    return recognise(path, _ATTR, _TOOL, matches=lambda k: _fits(k, x, y), layout=_layout,
+                     found=found)
 
 
 def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
                   viscosity: float | None = None, final_time: float | None = None,
                   forcing: float | None = None,
-                  phase_values: tuple[float, float] = DEFAULT_PHASE_VALUES) -> xr.Dataset:
+                  phase_values: tuple[float, float] | None = None) -> xr.Dataset:
     """Read a neuraloperator ``.pt`` dict into a schema dataset (in memory).
+
+    Each problem's layout is its kit's
+    :class:`~neuralop_fem.problems.peer_formats.NeuralopFormat`.
 
     Parameters
     ----------
     path : path-like
         The ``.pt`` file; read with :func:`~neuralop_fem.data.peers.safe_torch.load_plain`.
     problem : {"burgers", "darcy"} or None
-        None: Burgers for a 2-D ``x`` (N, n), Darcy for a 3-D one (N, n, n).
+        None: the problem whose layout the arrays fit (Burgers for a 2-D ``x`` (N, n), Darcy
+        for a 3-D one (N, n, n)).
     viscosity : float, optional
         Burgers viscosity; default the file's ``visc`` (an error if both are given and differ).
     final_time : float, optional
@@ -121,13 +147,15 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
         fractions of it (``time_coordinate`` says so) and ``final_time`` as unknown.
     forcing : float, optional
         Darcy right-hand side (not in the files).
-    phase_values : (float, float)
-        Darcy coefficient of the True and False phases of a boolean ``x`` (both > 0).
+    phase_values : (float, float), optional
+        Darcy coefficient of the True and False phases of a boolean ``x`` (both > 0);
+        default :data:`DEFAULT_PHASE_VALUES`.
 
     Raises
     ------
     DatasetError
-        A file refused by ``load_plain``; missing keys, mismatched shapes, bad values.
+        A file refused by ``load_plain``; missing keys, mismatched shapes, bad values; arrays
+        that fit no problem's layout.
     InputError
         Bad parameters.
     """
@@ -135,58 +163,57 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
     data = load_plain(path)
     kx, ky = _keys(path, data)
     x, y = _array(path, data, kx), _array(path, data, ky)
-    problem = _problem(path, x, problem)
-    spec = get_problem(problem)
+    kit = _kit(path, (kx, ky), x, y, problem)
+    problem, spec, fmt = kit.name, kit.problem, kit.neuralop_format
     n_samples = x.shape[0]
     shape_ok = (x.ndim == 1 + spec.ndim and len(set(x.shape[1:])) == 1 and x.shape[-1] >= 2
                 and n_samples >= 1)
-    traj = problem == "burgers" and y.ndim == 3
+    traj = fmt.trajectory is not None and y.ndim == x.ndim + 1
     want_y = (n_samples, y.shape[1], *x.shape[1:]) if traj else x.shape
     if not shape_ok or y.shape != want_y or y.dtype.kind != "f":
         grid = ", ".join(["n"] * spec.ndim)
+        steps = f"(N, T, {grid}) or " if fmt.trajectory is not None else ""
         msg = (f"{path}: a {problem} file must hold `{kx}` (N, {grid}) and float `{ky}` of "
-               f"{'(N, T, n) or ' if problem == 'burgers' else ''}the same shape; got `{kx}` "
-               f"{x.shape} {x.dtype}, `{ky}` {y.shape} {y.dtype}.")
+               f"{steps}the same shape; got `{kx}` {x.shape} {x.dtype}, `{ky}` {y.shape} "
+               f"{y.dtype}.")
         raise DatasetError(msg)
     attrs: dict[str, Any] = grid_convention(problem, source=_SOURCE_GRID[spec.periodic],
                                             relabelled=not spec.periodic)
-    physics: dict[str, float | None] = {"forcing": forcing}
-    if problem == "burgers":
-        visc = _scalar(path, data, "visc")
-        if viscosity is not None and visc is not None and viscosity != visc:
-            msg = f"`viscosity` {viscosity!r} contradicts the file's `visc` {visc!r}."
+    given: dict[str, float | None] = {"viscosity": viscosity, "final_time": final_time,
+                                      "forcing": forcing}
+    for key, name in fmt.scalars.items():
+        value = _scalar(path, data, key)
+        if given.get(name) is not None and value is not None and given[name] != value:
+            msg = f"`{name}` {given[name]!r} contradicts the file's `{key}` {value!r}."
             raise InputError(msg)
-        physics = {"viscosity": visc if viscosity is None else viscosity,
-                   "final_time": final_time}
-    physics = check_physics(problem, physics)
-    fields: dict[str, np.ndarray] = {}
+        given[name] = value if given.get(name) is None else given[name]
+    physics = check_physics(problem, given)
+    a = x
+    if x.dtype == np.bool_ and fmt.phase_values is not None:
+        high, low = (float(v) for v in (phase_values or fmt.phase_values))
+        if not (high > 0 and low > 0 and np.isfinite([high, low]).all()):
+            msg = f"`phase_values` must be two finite numbers > 0; got {phase_values!r}."
+            raise InputError(msg)
+        a = np.where(x, high, low).astype(y.dtype)
+        attrs.update(neuralop_phase_high=high, neuralop_phase_low=low,
+                     neuralop_input="boolean phases: True -> neuralop_phase_high, "
+                                    "False -> neuralop_phase_low")
+    fields: dict[str, np.ndarray] = {spec.input_name: a,
+                                     spec.output_name: y[:, -1] if traj else y}
     time = None
-    if problem == "burgers":
-        fields = {S.U0: x, S.U: y[:, -1] if traj else y}
-        if traj:
-            if not np.array_equal(y[:, 0], x):
-                msg = (f"{path}: `{ky}[:, 0]` must equal `{kx}` (the trajectory starts at the "
-                       "initial condition); it does not.")
-                raise DatasetError(msg)
-            fields[S.U_T] = y
-            time = _times(path, data, y.shape[1], physics["final_time"], attrs)
-    else:
-        a = x
-        if x.dtype == np.bool_:
-            high, low = (float(v) for v in phase_values)
-            if not (high > 0 and low > 0 and np.isfinite([high, low]).all()):
-                msg = f"`phase_values` must be two finite numbers > 0; got {phase_values!r}."
-                raise InputError(msg)
-            a = np.where(x, high, low).astype(y.dtype)
-            attrs.update(neuralop_phase_high=high, neuralop_phase_low=low,
-                         neuralop_input="boolean phases: True -> neuralop_phase_high, "
-                                        "False -> neuralop_phase_low")
-        fields = {S.A: a, S.U: y}
+    if traj:
+        if not np.array_equal(y[:, 0], x):
+            msg = (f"{path}: `{ky}[:, 0]` must equal `{kx}` (the trajectory starts at the "
+                   "initial condition); it does not.")
+            raise DatasetError(msg)
+        fields[fmt.trajectory.field] = y
+        time = _times(path, data, y.shape[1], physics[fmt.trajectory.final_time], attrs)
+    if not spec.periodic:
         points = np.arange(x.shape[1]) / x.shape[1]
-        attrs.update(source_x_coordinate=points, source_y_coordinate=points)
+        attrs.update({f"source_{dim}_coordinate": points for dim in spec.dims})
     dtype = np.result_type(*(v.dtype for v in fields.values() if v.dtype.kind == "f"))
-    peer = {k: _memory(path, kx if k in (S.U0, S.A) else ky, v, dtype,
-                       positive=spec.positive_input and k == S.A)
+    peer = {k: _memory(path, kx if k == spec.input_name else ky, v, dtype,
+                       positive=spec.positive_input and k == spec.input_name)
             for k, v in fields.items()}
     return build_dataset(problem, peer, attrs=attrs, fmt="neuraloperator .pt",
                          source_file=path.name, keys=sorted(data), physics=physics, time=time,
@@ -215,7 +242,7 @@ def import_neuralop(path: str | os.PathLike[str], out: str | os.PathLike[str], *
                     problem: str | None = None, dtype: str | None = None,
                     overwrite: bool = False, viscosity: float | None = None,
                     final_time: float | None = None, forcing: float | None = None,
-                    phase_values: tuple[float, float] = DEFAULT_PHASE_VALUES) -> Path:
+                    phase_values: tuple[float, float] | None = None) -> Path:
     """Convert a neuraloperator ``.pt`` file to a netCDF dataset (see :func:`read_neuralop`).
 
     ``dtype``: storage type (None keeps the file's float type).
@@ -248,30 +275,24 @@ def export_neuralop(data: xr.Dataset, out: str | os.PathLike[str], *,
     from ...files import write_bytes_atomic
 
     data = in_api_order(data)  # (sample, x, y) by name, whichever order it holds
-    problem = str(data.attrs["problem"])
+    kit = format_kit(str(data.attrs["problem"]), _ATTR, _TOOL, what="the dataset's problem")
+    spec, fmt = kit.problem, kit.neuralop_format
     dtype = dtype or str(data.attrs[S.STORAGE_DTYPE])
-    spec = get_problem(problem)
     x = np.asarray(data[spec.input_name].values, dtype=dtype)
     out_dict: dict[str, Any] = {}
-    if problem == "burgers":
-        y, t = _burgers_trajectory(data, dtype)
+    if fmt.trajectory is not None:
+        y, t = _trajectory(data, dtype, spec.input_name, spec.output_name, fmt.trajectory)
         out_dict.update(t=torch.from_numpy(t))
-        visc = data.attrs.get("viscosity")
-        if isinstance(visc, float | np.floating):
-            out_dict["visc"] = torch.tensor([[float(visc)]], dtype=torch.float64)
     else:
         y = np.asarray(data[spec.output_name].values, dtype=dtype)
-        high, low = data.attrs.get("neuralop_phase_high"), data.attrs.get("neuralop_phase_low")
-        if high is None and (data.attrs.get("contrast_high"), data.attrs.get("contrast_low")) \
-                == DEFAULT_PHASE_VALUES:
-            # Generated with the phases an import maps booleans to (generate --like
-            # neuralop-darcy): their boolean x, read back by default.
-            high, low = DEFAULT_PHASE_VALUES
-        if high is not None and low is not None:
-            raw = data[spec.input_name].values
-            high, low = np.asarray([high, low], dtype=raw.dtype)
-            if np.isin(raw, [high, low]).all():
-                x = raw == high
+    for key, name in fmt.scalars.items():
+        value = data.attrs.get(name)
+        if isinstance(value, float | np.floating):
+            out_dict[key] = torch.tensor([[float(value)]], dtype=torch.float64)
+    if fmt.phase_values is not None:
+        booleans = _phases(data, spec.input_name, fmt)
+        if booleans is not None:
+            x = booleans
     out_dict = {"x": torch.from_numpy(np.ascontiguousarray(x)),
                 "y": torch.from_numpy(np.ascontiguousarray(y)), **out_dict}
     buffer = io.BytesIO()
@@ -280,12 +301,30 @@ def export_neuralop(data: xr.Dataset, out: str | os.PathLike[str], *,
     return Path(out)
 
 
-def _burgers_trajectory(data: xr.Dataset, dtype: str) -> tuple[np.ndarray, np.ndarray]:
-    final = data.attrs.get("final_time")
+def _phases(data: xr.Dataset, name: str, fmt: NeuralopFormat) -> np.ndarray | None:
+    """The boolean phases of input ``name`` (True: the high phase), or None when it takes other
+    values than the two phases recorded by an import or by ``generate``."""
+    high, low = data.attrs.get("neuralop_phase_high"), data.attrs.get("neuralop_phase_low")
+    if high is None and fmt.phase_attrs is not None \
+            and tuple(data.attrs.get(a) for a in fmt.phase_attrs) == fmt.phase_values:
+        # Generated with the phases an import maps booleans to (generate --like
+        # neuralop-darcy): their boolean x, read back by default.
+        high, low = fmt.phase_values
+    if high is None or low is None:
+        return None
+    raw = data[name].values
+    high, low = np.asarray([high, low], dtype=raw.dtype)
+    return raw == high if np.isin(raw, [high, low]).all() else None
+
+
+def _trajectory(data: xr.Dataset, dtype: str, first: str, last: str,
+                trajectory: PeerTrajectory) -> tuple[np.ndarray, np.ndarray]:
+    final = data.attrs.get(trajectory.final_time)
     final_time = float(final) if isinstance(final, float | np.floating | int) else 1.0
-    u_t = data[S.U_T].values if S.U_T in data.data_vars else None
-    time = data[S.TIME].values if S.U_T in data.data_vars else None
+    kept = trajectory.field in data.data_vars
+    u_t = data[trajectory.field].values if kept else None
+    time = data[S.TIME].values if kept else None
     if time is not None and "time_coordinate" in data.attrs:
         final_time = 1.0
-    traj, t = trajectory_of(data[S.U0].values, data[S.U].values, u_t, time, final_time)
+    traj, t = trajectory_of(data[first].values, data[last].values, u_t, time, final_time)
     return np.asarray(traj, dtype=dtype), t

@@ -11,6 +11,11 @@ Layout (read from PDEBench's generators and ``FNODatasetSingle``)
   values, 1 and 0.1); ``tensor`` (N, 1, n, n), the solution; ``x-coordinate``, ``y-coordinate``
   (n), cell centres; the forcing ``beta`` in the file name and the attribute ``beta``.
 
+Each problem's layout is its kit's
+:class:`~neuralop_fem.problems.peer_formats.PDEBenchFormat` (the input dataset or the
+trajectory, the parameter of the file name and its factor); a file is read as the problem whose
+layout its datasets fit.
+
 Import stores the values as given, without interpolation, on this package's grid of the same
 size: for Burgers the half-cell shift is a translation of the periodic problem, which the
 equation does not see; Darcy keeps its cell centres (the dataset's ``grid`` is
@@ -33,21 +38,40 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from solvers.problems import get_problem
-
-from ...errors import DatasetError, InputError
+from ...errors import DatasetError
+from ...problems import PDEBenchFormat, PeerTrajectory, ProblemKit
 from .. import schema as S
 from ..dim_order import in_api_order
 from ..names import GRID
-from ._common import Field, build_dataset, check_physics, grid_convention, trajectory_of
+from ._common import (
+    Field,
+    build_dataset,
+    check_physics,
+    format_kit,
+    grid_convention,
+    recognise,
+    trajectory_of,
+)
 
 __all__ = ["export_pdebench", "import_pdebench", "read_pdebench"]
 
 _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
-#: The parameter each problem's file name carries: (pattern, schema parameter, factor).
-_NAME_PARAMETER = {"burgers": (re.compile(r"Nu" + _NUMBER), "viscosity", 1.0 / np.pi),
-                   "darcy": (re.compile(r"beta" + _NUMBER), "forcing", 1.0)}
 _OWN = "neuralop_fem_"
+_ATTR = "pdebench_format"
+_TOOL = "PDEBench"
+#: The trajectory's times (one more than ``tensor`` holds, as PDEBench writes them).
+_TIMES = "t-coordinate"
+
+
+def _keys(kit: ProblemKit) -> dict[str, int]:
+    """The datasets a problem's PDEBench file holds -> their number of dimensions."""
+    fmt, ndim = kit.pdebench_format, kit.problem.ndim
+    keys = {} if fmt.input_key is None else {fmt.input_key: 1 + ndim}
+    keys["tensor"] = 2 + ndim
+    keys.update({f"{dim}-coordinate": 1 for dim in kit.problem.dims})
+    if fmt.trajectory is not None:
+        keys[_TIMES] = 1
+    return keys
 
 
 @contextmanager
@@ -98,32 +122,39 @@ def _coordinate(f: Any, path: Path, key: str, n: int, periodic: bool) -> tuple[n
     raise DatasetError(msg)
 
 
-def _problem(f: Any, path: Path, problem: str | None) -> str:
-    tensor = f.get("tensor")
-    guess = "darcy" if "nu" in f else "burgers" if getattr(tensor, "ndim", 0) == 3 else None
-    if problem is None:
-        if guess is None:
-            msg = (f"{path}: not a PDEBench 1D Burgers (`tensor` (N, T, n)) or 2D Darcy (`nu`, "
-                   f"`tensor` (N, 1, n, n)) file; keys found: {sorted(f)}.")
-            raise DatasetError(msg)
-        return guess
-    if problem not in _NAME_PARAMETER:
-        msg = f"`problem` must be one of {tuple(_NAME_PARAMETER)}; got {problem!r}."
-        raise InputError(msg)
-    return problem
+def _layout(kit: ProblemKit) -> str:
+    grid = ", ".join(["n"] * kit.problem.ndim)
+    fmt = kit.pdebench_format
+    first = "" if fmt.input_key is None else f"`{fmt.input_key}` (N, {grid}), "
+    steps = "T" if fmt.input_key is None else "1"
+    return f"{first}`tensor` (N, {steps}, {grid}), " + ", ".join(
+        f"`{k}`" for k, ndim in _keys(kit).items() if ndim == 1)
 
 
-def _parameter(f: Any, path: Path, problem: str, given: float | None) -> tuple[float | None, str]:
-    pattern, name, factor = _NAME_PARAMETER[problem]
+def _kit(f: Any, path: Path, problem: str | None) -> ProblemKit:
+    if problem is not None:
+        return format_kit(problem, _ATTR, _TOOL)
+
+    def matches(kit: ProblemKit) -> bool:
+        return all(getattr(f.get(k), "ndim", None) == ndim for k, ndim in _keys(kit).items())
+
+    found = ", ".join(f"`{k}` {getattr(f.get(k), 'shape', '(not an array)')}"
+                      for k in sorted(f)) or "no datasets"
+    return recognise(path, _ATTR, _TOOL, matches=matches, layout=_layout, found=found)
+
+
+def _parameter(f: Any, path: Path, fmt: PDEBenchFormat,
+               given: float | None) -> tuple[float | None, str]:
+    name = fmt.parameter
     if given is not None:
         return given, "given"
     if _OWN + name in f.attrs:
         return float(f.attrs[_OWN + name]), f"attribute {_OWN + name}"
-    if problem == "darcy" and "beta" in f.attrs:
-        return float(f.attrs["beta"]), "attribute beta"
-    found = pattern.search(path.name)
+    if fmt.attribute is not None and fmt.attribute in f.attrs:
+        return float(f.attrs[fmt.attribute]) * fmt.factor, f"attribute {fmt.attribute}"
+    found = re.search(re.escape(fmt.name_tag) + _NUMBER, path.name)
     if found:
-        return float(found.group(1)) * factor, f"file name ({found.group(0)})"
+        return float(found.group(1)) * fmt.factor, f"file name ({found.group(0)})"
     return None, "unknown"
 
 
@@ -135,65 +166,71 @@ def _field(node: Any, path: Path, key: str, shape: tuple[int, ...], select: Any,
 
 def _read(f: Any, path: Path, *, problem: str | None, viscosity: float | None,
           forcing: float | None, trajectory: bool, lazy: bool) -> xr.Dataset:
-    problem = _problem(f, path, problem)
-    spec = get_problem(problem)
+    kit = _kit(f, path, problem)
+    problem, spec, fmt = kit.name, kit.problem, kit.pdebench_format
+    given = {"viscosity": viscosity, "forcing": forcing}.get(fmt.parameter)
+    value, origin = _parameter(f, path, fmt, given)
     attrs: dict[str, Any] = {}
-    if problem == "burgers":
-        tensor = _dataset(f, path, "tensor", 3)
-        n_samples, n_times, n = tensor.shape
-        t = np.asarray(_dataset(f, path, "t-coordinate", 1)[()], dtype=np.float64)
-        if n_times < 2 or n < 2 or n_samples < 1 or t.size not in (n_times, n_times + 1):
-            msg = (f"{path}: `tensor` (N, T, n) needs N >= 1, T >= 2, n >= 2 and "
-                   f"`t-coordinate` of T or T + 1 times; got {tensor.shape} and {t.size} times.")
+    grid = ", ".join(["n"] * spec.ndim)
+    time = None
+    if fmt.trajectory is not None:
+        tensor = _dataset(f, path, "tensor", 2 + spec.ndim)
+        n_samples, n_times, n = tensor.shape[0], tensor.shape[1], tensor.shape[-1]
+        t = np.asarray(_dataset(f, path, _TIMES, 1)[()], dtype=np.float64)
+        if n_times < 2 or n < 2 or n_samples < 1 or t.size not in (n_times, n_times + 1) \
+                or len(set(tensor.shape[2:])) != 1:
+            msg = (f"{path}: `tensor` (N, T, {grid}) needs N >= 1, T >= 2, n >= 2 and "
+                   f"`{_TIMES}` of T or T + 1 times; got {tensor.shape} and {t.size} times.")
             raise DatasetError(msg)
         time = t[:n_times]
         if not (np.isfinite(time).all() and time[0] == 0.0 and (np.diff(time) > 0).all()):
-            msg = f"{path}: `t-coordinate` must increase from 0; got {time[:3]}..."
+            msg = f"{path}: `{_TIMES}` must increase from 0; got {time[:3]}..."
             raise DatasetError(msg)
-        value, origin = _parameter(f, path, problem, viscosity)
-        physics = check_physics(problem, {"viscosity": value, "final_time": float(time[-1])})
+        physics = check_physics(problem, {fmt.parameter: value,
+                                          fmt.trajectory.final_time: float(time[-1])})
+        shape = (n_samples, *tensor.shape[2:])
         fields = {
-            S.U0: _field(tensor, path, "tensor[:, 0]", (n_samples, n),
-                         lambda d, a, b: d[a:b, 0, :]),
-            S.U: _field(tensor, path, "tensor[:, -1]", (n_samples, n),
-                        lambda d, a, b: d[a:b, n_times - 1, :]),
+            spec.input_name: _field(tensor, path, "tensor[:, 0]", shape,
+                                    lambda d, a, b: d[a:b, 0], positive=spec.positive_input),
+            spec.output_name: _field(tensor, path, "tensor[:, -1]", shape,
+                                     lambda d, a, b: d[a:b, n_times - 1]),
         }
         if trajectory and n_times > 2:
-            fields[S.U_T] = _field(tensor, path, "tensor", (n_samples, n_times, n),
-                                   lambda d, a, b: d[a:b])
-        coords = {"x": "x-coordinate"}
-        keys = ["tensor", "x-coordinate", "t-coordinate"]
+            fields[fmt.trajectory.field] = _field(tensor, path, "tensor", tensor.shape,
+                                                  lambda d, a, b: d[a:b])
     else:
-        nu = _dataset(f, path, "nu", 3)
-        tensor = _dataset(f, path, "tensor", 4)
-        n_samples, n = nu.shape[0], nu.shape[1]
-        if tensor.shape != (n_samples, 1, n, n) or nu.shape != (n_samples, n, n) or n < 2:
-            msg = (f"{path}: `nu` (N, n, n) and `tensor` (N, 1, n, n) must match; got "
-                   f"{nu.shape} and {tensor.shape}.")
+        inputs = _dataset(f, path, fmt.input_key, 1 + spec.ndim)
+        tensor = _dataset(f, path, "tensor", 2 + spec.ndim)
+        n_samples, n = inputs.shape[0], inputs.shape[1]
+        shape = (n_samples, *[n] * spec.ndim)
+        if tensor.shape != (n_samples, 1, *shape[1:]) or inputs.shape != shape or n < 2:
+            msg = (f"{path}: `{fmt.input_key}` (N, {grid}) and `tensor` (N, 1, {grid}) must "
+                   f"match; got {inputs.shape} and {tensor.shape}.")
             raise DatasetError(msg)
-        value, origin = _parameter(f, path, problem, forcing)
-        physics = check_physics(problem, {"forcing": value})
-        fields = {S.A: _field(nu, path, "nu", nu.shape, lambda d, a, b: d[a:b], positive=True),
-                  S.U: _field(tensor, path, "tensor", nu.shape, lambda d, a, b: d[a:b, 0])}
-        coords = {"x": "x-coordinate", "y": "y-coordinate"}
-        keys = ["nu", "tensor", "x-coordinate", "y-coordinate"]
-        time = None
+        physics = check_physics(problem, {fmt.parameter: value})
+        fields = {spec.input_name: _field(inputs, path, fmt.input_key, shape,
+                                          lambda d, a, b: d[a:b],
+                                          positive=spec.positive_input),
+                  spec.output_name: _field(tensor, path, "tensor", shape,
+                                           lambda d, a, b: d[a:b, 0])}
     names = []
-    for dim, key in coords.items():
-        values, name = _coordinate(f, path, key, n, spec.periodic)
+    for dim in spec.dims:
+        values, name = _coordinate(f, path, f"{dim}-coordinate", n, spec.periodic)
         attrs[f"source_{dim}_coordinate"] = values
         names.append(name)
-    # Darcy cell centres stay cell centres (grid "cell-centred": no zero boundary ring in
-    # training, the cell-centred solver in `check`); Burgers' are a shift of our periodic grid.
+    # Cell centres of a bounded domain stay cell centres (grid "cell-centred": no zero
+    # boundary ring in training, the cell-centred solver in `check`); on a periodic grid
+    # they are a shift of ours.
     cells = not spec.periodic and names[0].startswith("cell centres")
     if cells:
         attrs[GRID] = "cell-centred"
     attrs.update(grid_convention(
         problem, source=names[0], grid="cell-centred" if cells else "nodes",
         relabelled=not cells and not names[0].startswith(("periodic", "nodes"))))
-    attrs[f"{_NAME_PARAMETER[problem][1]}_from"] = origin
+    attrs[f"{fmt.parameter}_from"] = origin
     return build_dataset(problem, fields, attrs=attrs, fmt="PDEBench HDF5",
-                         source_file=path.name, keys=keys, physics=physics, time=time, lazy=lazy)
+                         source_file=path.name, keys=list(_keys(kit)), physics=physics,
+                         time=time, lazy=lazy)
 
 
 def read_pdebench(path: str | os.PathLike[str], *, problem: str | None = None,
@@ -207,7 +244,8 @@ def read_pdebench(path: str | os.PathLike[str], *, problem: str | None = None,
     ----------
     path : path-like
     problem : {"burgers", "darcy"} or None
-        None: Darcy if the file holds ``nu``, Burgers for a 3-D ``tensor``.
+        None: the problem whose layout the file's datasets fit (Darcy: ``nu`` (N, n, n) and
+        ``tensor`` (N, 1, n, n); Burgers: ``tensor`` (N, T, n) and ``t-coordinate``).
     viscosity : float, optional
         Burgers viscosity of this package's equation ``u_t + u u_x = viscosity u_xx``.
         Default: the ``neuralop_fem_viscosity`` attribute, else PDEBench's ``Nu`` of the file
@@ -267,13 +305,13 @@ def export_pdebench(data: xr.Dataset, out: str | os.PathLike[str], *,
     from ...files import atomic_path
 
     data = in_api_order(data)  # (sample, x, y) by name, whichever order it holds
-    problem = str(data.attrs["problem"])
+    kit = format_kit(str(data.attrs["problem"]), _ATTR, _TOOL, what="the dataset's problem")
+    spec, fmt = kit.problem, kit.pdebench_format
     dtype = dtype or str(data.attrs[S.STORAGE_DTYPE])
     n_samples = int(data.sizes[S.SAMPLE])
-    final = data.attrs.get("final_time")
-    physics = {k: data.attrs.get(k) for k in ("viscosity", "final_time", "forcing")}
+    physics = {k: data.attrs.get(k) for k in kit.physics}
     with atomic_path(out) as tmp, h5py.File(tmp, "w") as f:
-        for dim in get_problem(problem).dims:
+        for dim in spec.dims:
             source = data.attrs.get(f"source_{dim}_coordinate")
             values = data[dim].values if source is None or np.size(source) != data.sizes[dim] \
                 else np.asarray(source)
@@ -282,24 +320,27 @@ def export_pdebench(data: xr.Dataset, out: str | os.PathLike[str], *,
             if isinstance(value, float | np.floating | int):
                 f.attrs[_OWN + name] = float(value)
         f.attrs[_OWN + "source"] = str(data.attrs.get("source", ""))
-        if problem == "burgers":
-            _write_burgers(f, data, dtype, n_samples, chunk, final)
+        if fmt.trajectory is not None:
+            _write_trajectory(f, data, dtype, n_samples, chunk, spec.input_name,
+                              spec.output_name, fmt.trajectory)
         else:
-            if isinstance(physics["forcing"], float | np.floating | int):
-                f.attrs["beta"] = float(physics["forcing"])
-            n = data.sizes["x"]
-            nu = f.create_dataset("nu", shape=(n_samples, n, n), dtype=dtype)
-            tensor = f.create_dataset("tensor", shape=(n_samples, 1, n, n), dtype=dtype)
+            value = physics.get(fmt.parameter)
+            if fmt.attribute is not None and isinstance(value, float | np.floating | int):
+                f.attrs[fmt.attribute] = float(value) / fmt.factor
+            shape = tuple(data.sizes[dim] for dim in spec.dims)
+            inputs = f.create_dataset(fmt.input_key, shape=(n_samples, *shape), dtype=dtype)
+            tensor = f.create_dataset("tensor", shape=(n_samples, 1, *shape), dtype=dtype)
             for a in range(0, n_samples, chunk):
                 block = data.isel(sample=slice(a, a + chunk))
-                nu[a:a + chunk] = block[S.A].values
-                tensor[a:a + chunk, 0] = block[S.U].values
+                inputs[a:a + chunk] = block[spec.input_name].values
+                tensor[a:a + chunk, 0] = block[spec.output_name].values
     return Path(out)
 
 
-def _write_burgers(f: Any, data: xr.Dataset, dtype: str, n_samples: int, chunk: int,
-                   final: object) -> None:
-    has_t = S.U_T in data.data_vars
+def _write_trajectory(f: Any, data: xr.Dataset, dtype: str, n_samples: int, chunk: int,
+                      first: str, last: str, trajectory: PeerTrajectory) -> None:
+    has_t = trajectory.field in data.data_vars
+    final = data.attrs.get(trajectory.final_time)
     final_time = float(final) if isinstance(final, float | np.floating | int) else 1.0
     time = data[S.TIME].values if has_t else None
     if has_t and "time_coordinate" in data.attrs:
@@ -308,10 +349,11 @@ def _write_burgers(f: Any, data: xr.Dataset, dtype: str, n_samples: int, chunk: 
     t = np.zeros(0)
     for a in range(0, n_samples, chunk):
         block = data.isel(sample=slice(a, a + chunk))
-        traj, t = trajectory_of(block[S.U0].values, block[S.U].values,
-                                block[S.U_T].values if has_t else None, time, final_time)
+        traj, t = trajectory_of(block[first].values, block[last].values,
+                                block[trajectory.field].values if has_t else None, time,
+                                final_time)
         if tensor is None:
             tensor = f.create_dataset("tensor", shape=(n_samples, *traj.shape[1:]), dtype=dtype)
         tensor[a:a + chunk] = traj
     step = t[-1] - t[-2]
-    f.create_dataset("t-coordinate", data=np.append(t, t[-1] + step))
+    f.create_dataset(_TIMES, data=np.append(t, t[-1] + step))
