@@ -18,6 +18,7 @@ verdict's ladder of solver settings, which does not exist yet.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import statistics
@@ -45,21 +46,21 @@ CASES = (
 )
 #: (problem, resolution, samples, surrogate batch size).
 INFERENCE = (("darcy", 141, 256, 32), ("darcy", 421, 64, 8), ("burgers", 8192, 256, 32))
-DATA = {"burgers": (8192, 8 * 64 + 16), "darcy": (421, 264)}
+#: (problem, resolution, samples) of the generated data files.
+DATA = (("burgers", 8192, 8 * 64 + 16), ("darcy", 421, 264))
 REHEARSE = {
     "cases": (("burgers-galerkin", 64, 4, 3, 55.0, "-"), ("burgers-galerkin", 256, 4, 3, 27.15,
               "-"), ("darcy-galerkin", 15, 2, 3, 19.4, "-")),
     "inference": (("darcy", 15, 8, 4), ("darcy", 29, 8, 4), ("burgers", 256, 8, 4)),
-    "data": {"burgers": (256, 24), "darcy": (29, 14)},
+    "data": (("burgers", 256, 24), ("darcy", 29, 14)),
     "model": {"d_model": 12, "num_layers": 1, "d_ff": 16, "freq_dim": 8, "modes": 3,
               "decoder_ff": 8},
 }
 
 
-def _data(work: Path, problem: str, rehearse: bool) -> Path:
+def _data(work: Path, problem: str, n: int, samples: int) -> Path:
     from neuralop_fem import generate
 
-    n, samples = (REHEARSE["data"] if rehearse else DATA)[problem]
     path = work / "data" / f"{problem}_n{n}_N{samples}.nc"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,6 +173,18 @@ def surrogate_rate(sur: Any, inputs: np.ndarray, repeats: int = 3) -> tuple[floa
     return len(inputs) / statistics.median(times), pred
 
 
+def _problem(preset: str) -> str:
+    """The problem a training preset trains on."""
+    from neuralop_fem.training import training_preset
+
+    return training_preset(preset).task
+
+
+def _run_preset(run: Path) -> str:
+    """The preset of a run directory (its run.json)."""
+    return str(json.loads((run / "run.json").read_text())["preset"])
+
+
 def _trained_darcy(args: argparse.Namespace) -> Path | None:
     """A finished darcy-galerkin run of the ``darcy`` stage in ``--from``, if any."""
     if args.source is None:
@@ -203,27 +216,27 @@ def _inference_rows(args: argparse.Namespace, runs: dict[str, Path], files: dict
     from neuralop_fem import Surrogate, load_dataset
     from neuralop_fem.metrics import relative_l2
     from neuralop_fem.training import load_trained
-    from solvers import BurgersSpectralSolver, DarcyFDSolver
+    from solvers.problems import get_problem
 
-    train_n = {"darcy": (REHEARSE["cases"] if args.rehearse else CASES)[2][1],
-               "burgers": (REHEARSE["cases"] if args.rehearse else CASES)[1][1]}
+    # the training grid of each problem's last case: the grid its weights were trained at
+    train_n = {_problem(c[0]): c[1] for c in (REHEARSE["cases"] if args.rehearse else CASES)}
+    trained_problem = _problem(_run_preset(trained)) if trained is not None else None
     for problem, n, samples, batch in (REHEARSE["inference"] if args.rehearse else INFERENCE):
-        run = trained if (problem == "darcy" and trained is not None) else runs.get(problem)
+        run = trained if problem == trained_problem else runs.get(problem)
         if deadline.left() < 60 or run is None:
             why = "time budget" if run is not None else "no trained weights"
             rows.append({"problem": problem, "resolution": n, "skipped": why})
             continue
+        spec = get_problem(problem)
         ds = load_dataset(files[problem])
-        stride = (int(ds.sizes["x"]) - (problem == "darcy")) // (n - (problem == "darcy"))
-        sel = {d: slice(None, None, stride) for d in ("x", "y") if d in ds.dims}
-        ds = ds.isel(sample=slice(0, samples), **sel)
-        name_in, name_out = ("a", "u") if problem == "darcy" else ("u0", "u")
-        x, y = ds[name_in].values, ds[name_out].values
+        stride = spec.stride(int(ds.sizes["x"]), n)
+        ds = ds.isel(sample=slice(0, samples), **{d: slice(None, None, stride) for d in spec.dims})
+        x, y = ds[spec.input_name].values, ds[spec.output_name].values
         operator, info = load_trained(run, map_location=args.device)
         sur = Surrogate(operator, problem=problem, resolution=n, run_info=info,
                         device=args.device, batch_size=batch)
         sur_rate, pred = surrogate_rate(sur, x)
-        solver = DarcyFDSolver() if problem == "darcy" else BurgersSpectralSolver()
+        solver = spec.make_solver()
         sol_rate, sol = solver_rate(pool, workers, solver, x)
         row = {"problem": problem, "resolution": n, "samples": len(x), "batch": batch,
                "weights": "trained (darcy stage)" if run == trained else
@@ -231,7 +244,7 @@ def _inference_rows(args: argparse.Namespace, runs: dict[str, Path], files: dict
                "surrogate_samples_per_s": sur_rate, "solver_samples_per_s": sol_rate,
                "solver": type(solver).__name__, "solver_processes": workers,
                "speedup": sur_rate / sol_rate}
-        if run == trained and n == train_n["darcy"]:
+        if run == trained and n == train_n[problem]:
             row["surrogate_rel_l2"] = float(relative_l2(pred, y).mean())
             row["solver_rel_l2"] = float(relative_l2(sol, y).mean())
         rows.append(row)
@@ -239,10 +252,11 @@ def _inference_rows(args: argparse.Namespace, runs: dict[str, Path], files: dict
 
 
 def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, list[str], int]:
-    files = {p: _data(args.work, p, args.rehearse) for p in ("burgers", "darcy")}
+    files = {p: _data(args.work, p, n, samples)
+             for p, n, samples in (REHEARSE["data"] if args.rehearse else DATA)}
     training, runs = [], {}
     for case in (REHEARSE["cases"] if args.rehearse else CASES):
-        problem = "burgers" if case[0].startswith("burgers") else "darcy"
+        problem = _problem(case[0])
         for amp in ("none", "bf16"):
             if deadline.left() < 120:
                 training.append({"preset": case[0], "resolution": case[1], "amp": amp,
