@@ -70,7 +70,7 @@ def use_reference_order(model: nn.Module, *, reference_dropout: bool = True) -> 
     Returns the number of modules switched (an instance attribute shadows the class method,
     so other models are unaffected).
     """
-    from neuralop_fem.models.attention import SimpleAttention
+    from ..models.attention import SimpleAttention
 
     count = 0
     for module in model.modules():
