@@ -113,3 +113,24 @@ def test_the_training_budget_and_the_fair_table(tmp_path):
     assert "| <= 3x | more accurate than every rung | n/a | R (2.0e-02) |" in text
     assert "| R | yes | 2.00e-02 | 1 | 1 | n/a |" in text
     assert "a note" in text
+
+
+@pytest.mark.slow
+def test_the_verdict_of_a_run_on_its_test_split(tmp_path):
+    from tests._surrogate_fixtures import burgers_run
+
+    run = burgers_run(tmp_path, n=128, n_samples=6)
+    info = json.loads((run / "run.json").read_text())
+    info["splits"] = {"train": [0, 1, 2], "val": [], "test": [3, 4, 5]}
+    (run / "run.json").write_text(json.dumps(info))
+    r = fair.verdict_of_run(run, tmp_path / "b.nc", max_samples=2, reports=tmp_path / "rep")
+    assert r["n_samples"] == 2
+    assert r["problem"] == "burgers"
+    assert r["budget"]["n_train"] == 3
+    assert r["surrogate_rel_l2_vs_truth"] > 0
+    assert r["fair"]["verdict"]
+    assert len(r["rungs"]) >= 1  # an untrained model: the cheapest rung brackets it
+    # two samples: each rung at the batch, both one per call, and on all cores
+    assert r["ladder_s_per_sample"] == pytest.approx(sum(
+        g["ms_batch"] + g["ms_one_per_call"] + (g["ms_all_cores"] or 0) for g in r["rungs"]) / 1e3)
+    assert (tmp_path / "rep" / run.name / "summary.md").is_file()
