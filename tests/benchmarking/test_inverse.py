@@ -9,10 +9,8 @@ import pytest
 
 from neuralop_fem.benchmarking import inverse as bi
 from neuralop_fem.benchmarking import inverse_settings as bs
-from neuralop_fem.data import generate
-from neuralop_fem.models import PRESETS
 from neuralop_fem.reproduce.inverse import grid_data, paper_observations
-from neuralop_fem.training import TrainConfig, Trainer
+from tests._surrogate_fixtures import inverse_run
 
 N = 29
 RECORD = {"hardware": {"cpu": "X", "cores": 1, "threads": {}},
@@ -22,16 +20,9 @@ RECORD = {"hardware": {"cpu": "X", "cores": 1, "threads": {}},
 @pytest.fixture(scope="module")
 def observed(tmp_path_factory):
     """A two-epoch darcy-inverse run at 29, its first two test samples observed at 1 %."""
-    tmp = tmp_path_factory.mktemp("inverse")
-    data = generate("darcy", n_samples=16, resolution=N, seed=5, out=tmp / "d.nc", workers=0,
-                    progress=False)
-    model = PRESETS["darcy-inverse-galerkin"].replace(d_model=12, num_layers=1, d_ff=16)
-    config = TrainConfig(task="darcy-inverse", resolution=N, epochs=2, batch_size=4, gamma=0.0,
-                         noise=0.01, n_train=10, n_val=3, n_test=3, seed=3)
-    with Trainer(tmp / "run", data, model_config=model, config=config,
-                 preset="darcy-inverse-galerkin") as trainer:
-        trainer.fit()
-    surrogate, ds, train, test = bi.test_split(tmp / "run", data, 2)
+    run, data, _ = inverse_run(tmp_path_factory.mktemp("inverse"), n=N, n_samples=16,
+                               splits=(10, 3, 3))
+    surrogate, ds, train, test = bi.test_split(run, data, 2)
     obs = paper_observations(grid_data(ds, train, test, N), 0.01, 0)
     return surrogate, train, test, obs
 
