@@ -1,4 +1,5 @@
-"""Speed and memory of the operator learners on CPU (Cao 2021 models, PAPER_SPEC §9).
+"""Speed and memory of the operator learners on CPU (Cao 2021 models; docs/models.md,
+"Measured speed and memory").
 
 Every case runs in a fresh process (:func:`run_in_subprocess`), so that ``ru_maxrss`` is that
 case's peak. The parts (``case["part"]``):
@@ -36,8 +37,8 @@ __all__ = ["NOTE", "REFERENCE", "cpu", "fourier_scale", "hardware_block", "markd
            "markdown_fourier_scale", "markdown_scaling", "markdown_versus_reference",
            "run_case", "run_in_subprocess", "scaling", "versus_reference"]
 
-#: PAPER_SPEC §9: the reference code, torch 2.13 CPU, 2-vCPU shared box, 1 thread, keyed by
-#: (preset, n, batch).
+#: The reference code's figures (Cao 2021's benchmark protocol, docs/models.md): torch 2.13
+#: CPU, 2-vCPU shared box, 1 thread, keyed by (preset, n, batch).
 REFERENCE = {
     ("burgers-galerkin", 512, 8): {"train_it_s": 6.5, "eval_it_s": 20.1, "rss_mib": 509},
     ("burgers-fourier", 512, 8): {"train_it_s": 2.5, "eval_it_s": 4.6, "rss_mib": 734},
@@ -281,7 +282,7 @@ def markdown_versus_reference(res: dict[str, Any], hw: dict[str, Any]) -> str:
              "the eval outputs with the reference dropout off (the two orders compute the same "
              "function). `saved` = bytes autograd keeps for backward.", "",
              "| case (batch) | ours it/s best / median | reference order it/s best / median | "
-             "speedup (median) | PAPER_SPEC ref it/s | ours saved MiB | ref-order saved MiB "
+             "speedup (median) | reference code it/s | ours saved MiB | ref-order saved MiB "
              "| diff |", "|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         ours, ref = r["ours"], r["reference_order"]
