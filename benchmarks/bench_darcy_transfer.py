@@ -20,7 +20,7 @@ Run::
         --data darcy_n421.nc --runs runs/transfer [--train-grid 43] [--grids 43 85 141 211]
 
 Writes ``benchmarks/results/darcy_transfer.{json,md}``. Existing finished runs under ``--runs``
-are reused (delete them to retrain).
+are reused (delete them to retrain). The measurements: :mod:`neuralop_fem.benchmarking.transfer`.
 """
 
 from __future__ import annotations
@@ -30,56 +30,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from neuralop_fem.benchmarking.transfer import NARROW, evaluate_on_grids, markdown, train_narrow
 from neuralop_fem.environment import environment_record as record
-from neuralop_fem.evaluation import evaluate_run
-from neuralop_fem.models import PRESETS
-from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script import count, run_script
-from neuralop_fem.training import TrainConfig, Trainer, read_run_info
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-#: Narrow versions of the presets (same layer types and depth pattern, fewer channels).
-_NARROW: dict[str, dict[str, int]] = {
-    "darcy-galerkin": {"d_model": 32, "num_layers": 2, "d_ff": 64, "num_heads": 2,
-                       "freq_dim": 16, "modes": 6, "decoder_ff": 32},
-    "darcy-fourier": {"d_model": 32, "num_layers": 2, "d_ff": 64, "num_heads": 2,
-                      "freq_dim": 16, "modes": 6, "decoder_ff": 32},
-    "darcy-fno": {"width": 16, "modes": 8},
-}
-
-
-def train(name: str, data: Path, run: Path, args: argparse.Namespace) -> None:
-    """Train the narrow ``name`` model at ``args.train_grid`` unless ``run`` is finished."""
-    if (run / "run.json").exists() and read_run_info(run)["status"] == "finished":
-        return
-    model = PRESETS[name].replace(**_NARROW[name])
-    cfg = TrainConfig(task="darcy", resolution=args.train_grid, epochs=args.epochs,
-                      batch_size=8, gamma=0.5, n_train=args.n_train, n_val=args.n_eval,
-                      n_test=args.n_eval, lr_max=5e-4 if name == "darcy-fourier" else 1e-3,
-                      seed=args.seed)
-    with Trainer(run, data, model_config=model, config=cfg, preset=name) as trainer:
-        trainer.fit()
-
-
-def markdown(result: dict[str, Any]) -> str:
-    grids = result["grids"]
-    lines = [
-        "# Darcy resolution transfer", "",
-        f"Narrow versions of the Darcy presets trained at n = {result['train_grid']} on "
-        f"{result['n_train']} samples of `{result['data']}` ({result['epochs']} epochs), "
-        f"evaluated on their {result['n_eval']} test samples at each grid. Mean test relative "
-        "L2; `direct`: the model fed the new grid; `resample`: predicted on the training grid "
-        "and interpolated (the default for Darcy, `transfer=\"auto\"`).", "",
-        "| model | parameters | " + " | ".join(f"n = {g} direct / resample" for g in grids) + " |",
-        "|---|---|" + "---|" * len(grids),
-    ]
-    for name, row in result["models"].items():
-        cells = [f"{row[f'{g}/direct']:.2e} / {row[f'{g}/resample']:.2e}" for g in grids]
-        lines.append(f"| {name} | {row['n_parameters']:,} | " + " | ".join(cells) + " |")
-    rec = result["record"]
-    lines += ["", *footer(rec)]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,18 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=count(0), default=1)
     args = p.parse_args(argv)
     models: dict[str, dict[str, Any]] = {}
-    for name in _NARROW:
+    for name in NARROW:
         run = args.runs / f"{name}_n{args.train_grid}"
-        train(name, args.data, run, args)
-        row: dict[str, Any] = {}
-        for n in args.grids:
-            # at the training grid both ways feed the model the same data: evaluate once
-            for mode in ("direct",) if n == args.train_grid else ("direct", "resample"):
-                r = evaluate_run(run, args.data, resolution=n, transfer=mode)
-                row[f"{n}/{mode}"] = float(r["summary"]["rel_l2"]["mean"])
-            row.setdefault(f"{n}/resample", row[f"{n}/direct"])
-        row["n_parameters"] = int(read_run_info(run)["n_parameters"])
-        models[name] = row
+        train_narrow(name, args.data, run, train_grid=args.train_grid, epochs=args.epochs,
+                     n_train=args.n_train, n_eval=args.n_eval, seed=args.seed)
+        row = models[name] = evaluate_on_grids(run, args.data, args.grids, args.train_grid)
         print(name, {k: f"{v:.3e}" for k, v in row.items() if k != "n_parameters"}, flush=True)
     result = {"data": str(args.data), "train_grid": args.train_grid, "grids": args.grids,
               "n_train": args.n_train, "n_eval": args.n_eval, "epochs": args.epochs,

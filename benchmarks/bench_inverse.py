@@ -26,7 +26,8 @@ Run::
         --run RUN_DIR --data darcy_n421.nc [--samples 8] [--grids 85 141] [--noise 0 0.01 0.1] \\
         [--warm-phases 3 12] [--tag T]
 
-Writes ``benchmarks/results/inverse.{json,md}`` (``--tag T``: ``inverse_T.*``).
+Writes ``benchmarks/results/inverse.{json,md}`` (``--tag T``: ``inverse_T.*``); each cell is
+:func:`neuralop_fem.benchmarking.inverse.compare_cell`.
 """
 
 from __future__ import annotations
@@ -34,88 +35,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
-from neuralop_fem import Surrogate, compare, load_dataset
+from neuralop_fem.benchmarking.inverse import compare_cell, markdown_cells, test_split
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.inverse import grid_data, paper_observations
-from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script import count, run_script
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-def _means(ds: Any) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for approach in ds["approach"].values:
-        sub = ds.sel(approach=approach)
-        out[str(approach)] = {k: float(np.nanmean(sub[k].values)) for k in (
-            "rel_l2", "rel_l2_coarse", "misclassified", "misfit", "pde_solves",
-            "equivalent_solves", "iterations", "time")}
-    return out
-
-
-def run_case(surrogate: Surrogate, solver: Any, obs: dict[str, np.ndarray],
-             warm_phases: tuple[float, float] | None = None) -> dict[str, Any]:
-    """One (grid, noise) cell: the comparison, its means, ratios and per-sample arrays."""
-    t0 = time.perf_counter()
-    ds = compare(solver, surrogate, obs["noisy"], reference_solution=obs["truth"],
-                 warm_start=True, noise_level=obs["levels"], warm_phases=warm_phases)
-    means = _means(ds)
-    cl, warm = means["classical"], means["warm_started"]
-    return {
-        "means": means,
-        "solve_ratio": cl["equivalent_solves"] / max(warm["equivalent_solves"], 1e-12),
-        "raw_solve_ratio": cl["pde_solves"] / max(warm["pde_solves"], 1e-12),
-        "time_ratio": cl["time"] / max(warm["time"], 1e-12),
-        "warm_error_no_worse": bool(warm["rel_l2_coarse"] <= cl["rel_l2_coarse"] * 1.0001),
-        "noise_level_mean": float(np.mean(obs["levels"])),
-        "per_sample": {k: ds[k].values.tolist() for k in ("rel_l2", "rel_l2_coarse",
-                                                         "misclassified", "misfit",
-                                                         "equivalent_solves", "pde_solves",
-                                                         "time")},
-        "stop_reason": ds["stop_reason"].values.tolist(),
-        "wall_s": time.perf_counter() - t0,
-    }
-
-
-def _row(n: int, eps: float, r: dict[str, Any]) -> str:
-    m = r["means"]
-    cells = []
-    for a in ("surrogate", "classical", "warm_started"):
-        x = m[a]
-        cells.append(f"{x['rel_l2_coarse']:.3f} / {x['rel_l2']:.3f} / {x['misclassified']:.1%} / "
-                     f"{x['misfit']:.1e} / {x['equivalent_solves']:.0f} / {x['time']:.2f}")
-    return (f"| {n} | {eps:g} | " + " | ".join(cells) +
-            f" | {r['solve_ratio']:.2f}x / {r['time_ratio']:.2f}x |")
-
-
-def markdown(result: dict[str, Any]) -> str:
-    rec = result["record"]
-    lines = [
-        "# Inverse Darcy problem: surrogate, classical inversion, warm-started inversion", "",
-        f"Run `{result['run']}` ({result['run_note']}); data `{result['data']}`; "
-        f"{result['samples']} test samples per cell, observation noise in the paper's "
-        "convention (epsilon), fixed draws.", "",
-        "Each cell: coarse-grid rel. L2 / observation-grid rel. L2 / misclassified / relative "
-        "data misfit / PDE solves (observation-grid equivalents) / seconds per sample (incl. "
-        "inference). Last column: the warm start's saving in PDE solves and wall time against "
-        "the default start.", "",
-        "Warm start: " + ("the surrogate's coefficient as it is." if not result.get("warm_phases")
-                          else "the surrogate's coefficient snapped to the phases "
-                               f"{result['warm_phases'][0]:g} / {result['warm_phases'][1]:g} "
-                               "(`compare(..., warm_phases=...)`)."), "",
-        "| n | epsilon | surrogate alone | classical inversion | warm-started inversion | "
-        "saving |", "|---|---|---|---|---|---|",
-    ]
-    for key, r in result["cells"].items():
-        n, eps = key.split("/")
-        lines.append(_row(int(n), float(eps), r))
-    lines += ["", *footer(rec)]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,19 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tag", default="", help="results file suffix")
     p.add_argument("--note", default="", help="how the run was trained (for the report)")
     args = p.parse_args(argv)
-    surrogate = Surrogate.load(args.run, device="cpu")
+    surrogate, ds, train, test = test_split(args.run, args.data, args.samples)
     solver = dataclasses.replace(surrogate.reference_solver(), maxiter=args.maxiter)
-    ds = load_dataset(args.data)
-    splits = surrogate.run_info["splits"]
-    train, test = np.asarray(splits["train"]), np.asarray(splits["test"])[: args.samples]
     phases = None if args.warm_phases is None else (args.warm_phases[0], args.warm_phases[1])
     cells = {}
     for n in args.grids:
         grid = grid_data(ds, train, test, n)
         for eps in args.noise:
             obs = paper_observations(grid, eps, args.seed)
-            cells[f"{n}/{eps:g}"] = run_case(surrogate, solver, obs, phases)
-            r = cells[f"{n}/{eps:g}"]
+            r = cells[f"{n}/{eps:g}"] = compare_cell(surrogate, solver, obs, phases)
             print(f"n={n} eps={eps:g}: solves {r['solve_ratio']:.2f}x, time {r['time_ratio']:.2f}x"
                   f" ({r['wall_s']:.0f} s)", flush=True)
     result = {"run": str(args.run), "run_note": args.note or surrogate.name,
@@ -157,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
               "test_indices": test.tolist(), "solver": solver.config,
               "warm_phases": None if phases is None else list(phases)}
     stem = "inverse" + (f"_{args.tag}" if args.tag else "")
-    js, md = write_results(RESULTS, stem, result, markdown(result))
+    js, md = write_results(RESULTS, stem, result, markdown_cells(result))
     print(f"wrote {js} and {md}")
     return 0
 

@@ -10,7 +10,8 @@ import torch
 from neuralop_fem.data import generate, load_dataset
 from neuralop_fem.data.normalizer import UnitGaussianNormalizer
 from neuralop_fem.data.provenance import dataset_provenance as provenance
-from neuralop_fem.models import NormalizedOperator, build_model
+from neuralop_fem.models import PRESETS, NormalizedOperator, build_model
+from neuralop_fem.training import TrainConfig, Trainer
 from neuralop_fem.training.checkpoint import operator_payload, write_json
 
 
@@ -51,3 +52,21 @@ def darcy_run(tmp: Path, *, n: int = 17, n_samples: int = 8) -> Path:
                             output_normalizer=UnitGaussianNormalizer.fit(u.float()), dirichlet=True)
     return write_run_dir(tmp / "run_d", op, data_path=data, task="darcy", resolution=n,
                          n_train=n_samples)
+
+
+def inverse_run(tmp: Path, *, n: int = 29, n_samples: int = 20, epochs: int = 2,
+                splits: tuple[int, int, int] = (12, 4, 4)) -> tuple[Path, Path, TrainConfig]:
+    """A darcy-inverse-galerkin run (d_model 12, one layer, noise 0.01) trained for ``epochs``
+    on Darcy samples at ``n`` (dataset seed 5) split ``(train, val, test)``: the run
+    directory, the data file and the training config."""
+    data = generate("darcy", n_samples=n_samples, resolution=n, seed=5, out=tmp / "d.nc",
+                    workers=0, progress=False)
+    model = PRESETS["darcy-inverse-galerkin"].replace(d_model=12, num_layers=1, d_ff=16)
+    n_train, n_val, n_test = splits
+    config = TrainConfig(task="darcy-inverse", resolution=n, epochs=epochs, batch_size=4,
+                         gamma=0.0, noise=0.01, n_train=n_train, n_val=n_val, n_test=n_test,
+                         seed=3)
+    with Trainer(tmp / "run", data, model_config=model, config=config,
+                 preset="darcy-inverse-galerkin") as trainer:
+        trainer.fit()
+    return tmp / "run", data, config

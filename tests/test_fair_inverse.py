@@ -105,20 +105,11 @@ def test_a_wrong_problem_ladder_is_refused(observations):
 
 @pytest.fixture(scope="module")
 def inverse_run(tmp_path_factory):
-    from neuralop_fem.data import generate
-    from neuralop_fem.models import PRESETS
-    from neuralop_fem.training import TrainConfig, Trainer
+    from tests._surrogate_fixtures import inverse_run
 
-    tmp = tmp_path_factory.mktemp("fair-inverse")
-    data = generate("darcy", n_samples=12, resolution=N, seed=5, out=tmp / "d.nc", workers=0,
-                    progress=False)
-    model = PRESETS["darcy-inverse-galerkin"].replace(d_model=12, num_layers=1, d_ff=16)
-    config = TrainConfig(task="darcy-inverse", resolution=N, epochs=1, batch_size=4, gamma=0.0,
-                         noise=0.01, n_train=6, n_val=3, n_test=3, seed=3)
-    with Trainer(tmp / "run", data, model_config=model, config=config,
-                 preset="darcy-inverse-galerkin") as trainer:
-        trainer.fit()
-    return tmp / "run", data
+    run, data, _ = inverse_run(tmp_path_factory.mktemp("fair-inverse"), n=N, n_samples=12,
+                               epochs=1, splits=(6, 3, 3))
+    return run, data
 
 
 def _compare(*args: object) -> subprocess.CompletedProcess[str]:

@@ -9,32 +9,22 @@ import pytest
 import xarray as xr
 
 from neuralop_fem import Surrogate
-from neuralop_fem.data import generate, load_dataset
+from neuralop_fem.data import load_dataset
 from neuralop_fem.errors import InputError, ShapeError
 from neuralop_fem.evaluation import evaluate_run
-from neuralop_fem.models import PRESETS
 from neuralop_fem.surrogate import OODWarning
 from neuralop_fem.surrogate.resample import resample_nodes
-from neuralop_fem.training import TrainConfig, Trainer
 from neuralop_fem.training.setup import make_dataset
 from solvers import DarcyInverseSolver
 from solvers.darcy_inverse import paper_noise_to_relative
+from tests._surrogate_fixtures import inverse_run as _inverse_run
 
 N, N_COARSE = 29, 8  # 29 -> 8 is the 141 -> 36 rule (coarse_ratio 0.25)
 
 
 @pytest.fixture(scope="module")
 def inverse_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("inverse")
-    data = generate("darcy", n_samples=20, resolution=N, seed=5, out=tmp / "d.nc", workers=0,
-                    progress=False)
-    model = PRESETS["darcy-inverse-galerkin"].replace(d_model=12, num_layers=1, d_ff=16)
-    config = TrainConfig(task="darcy-inverse", resolution=N, epochs=2, batch_size=4, gamma=0.0,
-                         noise=0.01, n_train=12, n_val=4, n_test=4, seed=3)
-    with Trainer(tmp / "run", data, model_config=model, config=config,
-                 preset="darcy-inverse-galerkin") as trainer:
-        trainer.fit()
-    return tmp / "run", data, config
+    return _inverse_run(tmp_path_factory.mktemp("inverse"), n=N)
 
 
 def test_loads_and_predicts_the_coefficient_on_the_coarse_grid(inverse_run):

@@ -1,9 +1,10 @@
 """The reference implementation's order of computation for the attention layers, for
-back-to-back speed comparisons on the same CPU (PAPER_SPEC §4, §9, §10.1).
+back-to-back speed comparisons on the same CPU (docs/models.md, "Back to back against the
+reference's order of computation").
 
 ``reference_order_forward(attn, x, pos)`` evaluates a
 :class:`~neuralop_fem.models.attention.SimpleAttention` module with its own parameters the
-way the reference code does (written from PAPER_SPEC, not copied):
+way the reference code does (written from a description of it, not copied from it):
 
 1. three separate projections ``Q = x W_Q^T + b_Q``, ``K``, ``V``, split into heads;
 2. one LayerNorm call *per head* on K and V (galerkin) or Q and K (fourier);
@@ -70,7 +71,7 @@ def use_reference_order(model: nn.Module, *, reference_dropout: bool = True) -> 
     Returns the number of modules switched (an instance attribute shadows the class method,
     so other models are unaffected).
     """
-    from neuralop_fem.models.attention import SimpleAttention
+    from ..models.attention import SimpleAttention
 
     count = 0
     for module in model.modules():
