@@ -273,6 +273,9 @@ def run(args: argparse.Namespace) -> int:
         main = trainer.ctx.is_main
         if main:
             _say(trainer.amp_choice.note)
+            busy = _threads_note()
+            if busy is not None and trainer.device.type == "cpu":
+                _say(busy)
         note = schedule_note(train_config, steps_per_epoch=trainer.steps_per_epoch,
                              lr_name=_FLAGS["lr_max"])
         if main and note is not None:
@@ -301,6 +304,19 @@ def _report(result: dict[str, Any], out: Path) -> None:
         lines.append(f"test rel. L2: {result['test_rel_l2_best']:.4e} (selected model), "
                      f"{result['test_rel_l2_final']:.4e} (final epoch)")
     sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _threads_note() -> str | None:
+    """The busy-cores warning for torch's current thread count (None where unknown)."""
+    import torch
+
+    from ..training._env import threads_note
+
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # not available on this platform
+        return None
+    return threads_note(torch.get_num_threads(), load=load, cores=os.cpu_count() or 1)
 
 
 def _say(line: str) -> None:

@@ -141,3 +141,20 @@ def test_command_line_says_the_precision_and_records_threads(tmp_path, burgers_f
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines()[-1].endswith(
         "argument --threads: must be an integer >= 1; got '0'")
+
+
+@pytest.mark.parametrize(("threads", "load", "cores", "warned"), [
+    (1, 9.0, 2, False),   # one thread never waits for another
+    (2, 0.2, 2, False),   # idle cores
+    (2, 0.6, 2, True),    # a busy process beside two threads on two cores
+    (4, 3.4, 8, False),
+    (4, 4.6, 8, True),
+])
+def test_threads_note_warns_only_when_threads_would_share_busy_cores(threads, load, cores,
+                                                                    warned):
+    from neuralop_fem.training._env import threads_note
+
+    note = threads_note(threads, load=load, cores=cores)
+    assert (note is not None) == warned
+    if warned:
+        assert f"threads: {threads} on {cores} cores" in note and "--threads 1" in note
