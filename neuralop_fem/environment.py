@@ -25,7 +25,7 @@ from typing import Any
 
 __all__ = ["THREAD_VARIABLES", "blas_libraries", "code_version", "command_line", "cpu_model",
            "describe_torch_environment", "environment_record", "gpu_name", "numpy_simd",
-           "package_versions", "thread_settings", "torch_environment"]
+           "package_versions", "thread_settings", "threads_note", "torch_environment"]
 
 #: Environment variables that set the thread counts of OpenMP, OpenBLAS and MKL.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -193,3 +193,35 @@ def describe_torch_environment(env: dict[str, Any]) -> list[str]:
         f"- numerics: {env['flags']}",
         f"- code: commit {code.get('commit') or code.get('given')} (dirty: {code.get('dirty')})",
     ]
+
+
+def threads_note(threads: int, *, load: float, cores: int) -> str | None:
+    """A warning when ``threads`` CPU threads would share busy cores, else None.
+
+    torch's CPU threads wait for each other at every parallel region, so a thread that
+    shares its core with another busy process stalls all of them: measured on a 2-core
+    machine at load average ~7, two threads trained 6-8x slower than one
+    (``benchmarks/bench_threads.py``; on the idle machine two threads were 1.4-1.6x faster).
+
+    Parameters
+    ----------
+    threads : int
+        Threads the training will use (>= 1).
+    load : float
+        The one-minute load average before the training starts (``os.getloadavg()[0]``).
+    cores : int
+        Logical cores of the machine.
+
+    Examples
+    --------
+    >>> threads_note(1, load=7.0, cores=2) is None
+    True
+    >>> threads_note(2, load=0.1, cores=2) is None
+    True
+    >>> threads_note(2, load=6.9, cores=2)[:43]
+    'threads: 2 on 2 cores at load average 6.9: '
+    """
+    if threads <= 1 or load + threads <= cores + 0.5:
+        return None
+    return (f"threads: {threads} on {cores} cores at load average {load:.1f}: threads sharing "
+            "busy cores wait for each other; --threads 1 is likely faster here")

@@ -310,7 +310,7 @@ def _threads_note() -> str | None:
     """The busy-cores warning for torch's current thread count (None where unknown)."""
     import torch
 
-    from ..training._env import threads_note
+    from ..environment import threads_note
 
     try:
         load = os.getloadavg()[0]
