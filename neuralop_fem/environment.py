@@ -200,7 +200,7 @@ def threads_note(threads: int, *, load: float, cores: int) -> str | None:
 
     torch's CPU threads wait for each other at every parallel region, so a thread that
     shares its core with another busy process stalls all of them: measured on a 2-core
-    machine at load average ~7, two threads trained 6-8x slower than one
+    machine at load average ~7, two threads trained 7-9x slower than one
     (``benchmarks/bench_threads.py``; on the idle machine two threads were 1.4-1.6x faster).
 
     Parameters
