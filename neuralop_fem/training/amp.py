@@ -24,7 +24,8 @@ from ..errors import ConfigError
 from ..models import NormalizedOperator
 from .config import AMP_CHOICES
 
-__all__ = ["AMP_CHOICES", "AmpChoice", "AmpForward", "cpu_bf16_features", "resolve_amp",
+__all__ = ["AMP_CHOICES", "AmpChoice", "AmpForward", "cpu_bf16_features", "keep_output_float32",
+           "output_layer", "resolve_amp",
            "resumed"]
 
 #: CPU instruction-set flags (Linux ``/proc/cpuinfo`` names) that compute bf16 natively.
@@ -142,13 +143,65 @@ def resumed(choice: AmpChoice, recorded: object) -> AmpChoice:
                      f"the precision this run started with (here auto gives {choice.amp})")
 
 
+def output_layer(model: nn.Module) -> nn.Linear:
+    """The linear layer that writes ``model``'s output: its last ``nn.Linear`` in registration
+    order (the FNO's projection, the transformers' regressor head).
+
+    Raises
+    ------
+    ConfigError
+        If ``model`` has no linear layer.
+    """
+    last = None
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            last = module
+    if last is None:
+        msg = f"`model` must end in a torch.nn.Linear layer; {type(model).__name__} has none."
+        raise ConfigError(msg)
+    return last
+
+
+_FLOAT32_CONTEXT = "_amp_float32_context"
+
+
+def _enter_float32(module: nn.Module, args: tuple) -> tuple:
+    context = torch.autocast(args[0].device.type, enabled=False)
+    context.__enter__()
+    module.__dict__[_FLOAT32_CONTEXT] = context
+    return (args[0].float(), *args[1:])
+
+
+def _leave_float32(module: nn.Module, args: tuple, output: torch.Tensor) -> None:
+    context = module.__dict__.pop(_FLOAT32_CONTEXT, None)
+    if context is not None:
+        context.__exit__(None, None, None)
+
+
+def keep_output_float32(model: nn.Module) -> None:
+    """Run ``model``'s :func:`output_layer` in float32 even under autocast (hooks, added once;
+    the weights and the state dict are unchanged; outside autocast the hooks change nothing).
+
+    bf16 keeps 8 significant bits, a relative rounding of up to 2^-9 ~ 2e-3 per value: an output
+    computed in bf16 cannot be more accurate than that, the size of the errors the Burgers
+    models reach.
+    """
+    layer = output_layer(model)
+    if getattr(layer, "_amp_float32_output", False):
+        return
+    layer.register_forward_pre_hook(_enter_float32)
+    layer.register_forward_hook(_leave_float32, always_call=True)
+    layer._amp_float32_output = True
+
+
 class AmpForward(nn.Module):
     """Forward of a :class:`NormalizedOperator` with only the model body under autocast.
 
     The input normaliser, the output normaliser (decode) and the boundary ring run in float32;
-    with ``amp="bf16"`` the model runs under ``torch.autocast(bfloat16)`` (its FFTs upcast
-    themselves to float32) and its output is cast back to float32. ``amp`` is a resolved
-    choice (``"none"`` or ``"bf16"``; :func:`resolve_amp`).
+    with ``amp="bf16"`` the model runs under ``torch.autocast(bfloat16)`` except its FFTs (they
+    upcast themselves to float32) and its output layer (:func:`keep_output_float32`), and its
+    output is float32. ``amp`` is a resolved choice (``"none"`` or ``"bf16"``;
+    :func:`resolve_amp`).
     """
 
     def __init__(self, operator: NormalizedOperator, *, amp: str, device_type: str) -> None:
@@ -159,6 +212,8 @@ class AmpForward(nn.Module):
         self.operator = operator
         self.amp = amp
         self.device_type = device_type
+        if amp == "bf16":
+            keep_output_float32(operator.model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         op = self.operator

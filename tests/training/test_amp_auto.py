@@ -159,3 +159,44 @@ def test_threads_note_warns_only_when_threads_would_share_busy_cores(threads, lo
     if warned:
         assert f"threads: {threads} on {cores} cores" in note
         assert "--threads 1" in note
+
+
+_TINY_MODELS = {
+    "burgers-galerkin": {"d_model": 8, "num_layers": 1, "d_ff": 8, "modes": 4, "freq_dim": 4},
+    "burgers-fno": {"width": 4, "num_layers": 2, "modes": 4, "projection": 8},
+    "darcy-galerkin": {"d_model": 12, "num_layers": 1, "d_ff": 8, "modes": 4, "freq_dim": 4},
+    "darcy-fno": {"width": 4, "num_layers": 2, "modes": 4, "projection": 8},
+    "darcy-inverse-galerkin": {"d_model": 12, "num_layers": 1, "d_ff": 8},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TINY_MODELS))
+def test_bf16_keeps_the_output_layer_in_float32(name):
+    """Under bf16 autocast the model body computes in bf16 but the layer that writes the output
+    takes and gives float32; that layer's output is the model's output."""
+    from neuralop_fem.models import NormalizedOperator, build_model
+    from neuralop_fem.training.amp import output_layer
+
+    torch.manual_seed(0)
+    model = build_model(name, **_TINY_MODELS[name])
+    x = torch.rand((2, 29, 29, 1) if name.startswith("darcy") else (2, 32, 1))
+    seen: dict[str, torch.Tensor] = {}
+    last = output_layer(model)
+    first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+    last.register_forward_hook(lambda m, a, out: seen.update(last_in=a[0], last_out=out))
+    first.register_forward_hook(lambda m, a, out: seen.update(first_out=out))
+    y = model(x)  # float32, no autocast: the output layer writes the model's output
+    assert last.out_features == model.config.out_channels
+    assert torch.equal(seen["last_out"], y)
+    fwd = AmpForward(NormalizedOperator(model), amp="bf16", device_type="cpu")
+    fwd(x).sum().backward()
+    assert seen["first_out"].dtype == torch.bfloat16  # the body runs in bf16
+    assert seen["last_in"].dtype == torch.float32
+    assert seen["last_out"].dtype == torch.float32
+    assert last.weight.grad is not None
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # the hooks restore the caller's state
+        model(x)
+        assert torch.is_autocast_enabled("cpu")
+    assert not torch.is_autocast_enabled("cpu")
+    AmpForward(NormalizedOperator(model), amp="bf16", device_type="cpu")  # hooks added once
+    assert len(last._forward_pre_hooks) == 1
