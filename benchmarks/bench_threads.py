@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import statistics
 import subprocess
@@ -24,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from neuralop_fem.environment import environment_record
+from neuralop_fem.reproduce.results import write_results
 
 RESULTS = Path(__file__).parent / "results"
 #: name, generate arguments, train arguments (presets at reduced sample counts)
@@ -71,8 +71,6 @@ def main() -> None:
         base = next(r["epoch_s"] for r in rows if r["case"] == row["case"])
         row["speedup"] = round(base / row["epoch_s"], 2)
     record = {"environment": environment_record(), "epochs": args.epochs, "rows": rows}
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "threads.json").write_text(json.dumps(record, indent=1) + "\n")
     lines = ["# Training speed against CPU threads", "",
              f"`python benchmarks/bench_threads.py --threads {' '.join(map(str, args.threads))}"
              f" --epochs {args.epochs}`; CPU {record['environment']['hardware']['cpu']}, "
@@ -81,7 +79,7 @@ def main() -> None:
              "|---|---|---|---|---|"]
     lines += [f"| {r['case']} | {r['threads']} | {r['epoch_s']:.2f} | {r['speedup']:.2f}x | "
               f"{r['load_before']} / {r['load_after']} |" for r in rows]
-    (RESULTS / "threads.md").write_text("\n".join(lines) + "\n")
+    write_results(RESULTS, "threads", record, "\n".join(lines))
 
 
 if __name__ == "__main__":

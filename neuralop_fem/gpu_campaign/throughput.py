@@ -18,7 +18,6 @@ verdict's ladder of solver settings, which does not exist yet.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import statistics
@@ -182,7 +181,9 @@ def _problem(preset: str) -> str:
 
 def _run_preset(run: Path) -> str:
     """The preset of a run directory (its run.json)."""
-    return str(json.loads((run / "run.json").read_text())["preset"])
+    from neuralop_fem.training import read_run_info
+
+    return str(read_run_info(run)["preset"])
 
 
 def _trained_darcy(args: argparse.Namespace) -> Path | None:

@@ -39,4 +39,3 @@ def environment_info(device: torch.device | None = None) -> dict[str, Any]:
         info["hardware"]["gpu"] = torch.cuda.get_device_name(device)
         info["versions"]["cuda"] = torch.version.cuda
     return info
-
