@@ -22,7 +22,8 @@ from neuralop_fem.errors import ConfigError, InputError, RunDirectoryError
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.models import PRESETS
 from neuralop_fem.training import TrainConfig, Trainer, load_trained
-from neuralop_fem.zoo import CARD, CARD_MD, WEIGHTS, available, entry_dir, read_card
+from neuralop_fem.zoo import (CARD, CARD_MD, PLANNED, WEIGHTS, available, entry_dir,
+                              planned_missing, read_card)
 from neuralop_fem.zoo.pack import add_to_zoo, read_verdict
 from neuralop_fem.zoo.weights import read_payload
 
@@ -155,6 +156,12 @@ def test_unknown_names_and_damaged_weights(tmp_path, tiny_run, burgers_file):
         Surrogate.pretrained("nope")
     with pytest.raises(InputError, match="unknown zoo model 'nope'"):
         evaluate_run("zoo:nope", burgers_file)
+    empty = tmp_path / "empty_zoo"
+    empty.mkdir()
+    with pytest.raises(InputError, match="zoo model 'darcy-fno' is planned but not in this "
+                                         "version .*; available: none \\(the zoo is empty\\)"):
+        entry_dir("darcy-fno", empty)
+    assert planned_missing(empty) == list(PLANNED)
     target = add_to_zoo(tiny_run, name="broken", data=burgers_file, root=tmp_path)
     (target / WEIGHTS).write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}")
     with pytest.raises(RunDirectoryError, match="weights.safetensors must be the safetensors"):
@@ -204,7 +211,10 @@ def test_command_line_package_zoo(capsys):
     name = available()[0]
     assert main(["zoo"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines[1:]] == available()
+    assert [line.split()[0] for line in lines[1:len(available()) + 1]] == available()
+    pending = [n for n in PLANNED if n not in available()]
+    assert lines[len(available()) + 1:] == (
+        [f"planned, training pending: {', '.join(pending)}"] if pending else [])
     assert main(["zoo", "show", f"zoo:{name}"]) == 0
     shown = capsys.readouterr().out
     assert shown == (entry_dir(name) / CARD_MD).read_text()

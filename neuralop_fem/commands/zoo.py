@@ -78,12 +78,14 @@ def _mib(n_bytes: int) -> str:
 
 
 def _list(root: Path | None) -> int:
-    from ..zoo import available, read_card
+    from ..zoo import available, planned_missing, read_card
     from ..zoo.card import summary_row
 
     names = available(root)
+    pending = planned_missing(root) if root is None else []
+    tail = f"planned, training pending: {', '.join(pending)}\n" if pending else ""
     if not names:
-        sys.stdout.write("the zoo is empty\n")
+        sys.stdout.write("the zoo is empty\n" + tail)
         return 0
     rows = [summary_row(read_card(n, root)) for n in names]
     head = ("name", "problem", "preset", "test rel. L2 (n)", "parameters", "weights")
@@ -93,7 +95,7 @@ def _list(root: Path | None) -> int:
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
              for row in table]
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write("\n".join(lines) + "\n" + tail)
     return 0
 
 
