@@ -22,8 +22,16 @@ from neuralop_fem.errors import ConfigError, InputError, RunDirectoryError
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.models import PRESETS
 from neuralop_fem.training import TrainConfig, Trainer, load_trained
-from neuralop_fem.zoo import (CARD, CARD_MD, PLANNED, WEIGHTS, available, entry_dir,
-                              planned_missing, read_card)
+from neuralop_fem.zoo import (
+    CARD,
+    CARD_MD,
+    PLANNED,
+    WEIGHTS,
+    available,
+    entry_dir,
+    planned_missing,
+    read_card,
+)
 from neuralop_fem.zoo.pack import add_to_zoo, read_verdict
 from neuralop_fem.zoo.weights import read_payload
 
