@@ -171,7 +171,18 @@ def test_unknown_names_and_damaged_weights(tmp_path, tiny_run, burgers_file):
         entry_dir("darcy-fno", empty)
     assert planned_missing(empty) == list(PLANNED)
     target = add_to_zoo(tiny_run, name="broken", data=burgers_file, root=tmp_path)
+    # one weight changed, the file still valid safetensors: the card's checksum catches it
+    raw = bytearray((target / WEIGHTS).read_bytes())
+    raw[-3] ^= 0x40
+    (target / WEIGHTS).write_bytes(bytes(raw))
+    with pytest.raises(RunDirectoryError, match="is not the file its model card was packed "
+                                                "with .*reinstall the package"):
+        Surrogate.load(target)
+    # a file that is no safetensors at all, the card's record made to agree with it
     (target / WEIGHTS).write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}")
+    card = json.loads((target / CARD).read_text())
+    card["weights"]["sha256"] = hashlib.sha256((target / WEIGHTS).read_bytes()).hexdigest()
+    (target / CARD).write_text(json.dumps(card))
     with pytest.raises(RunDirectoryError, match="weights.safetensors must be the safetensors"):
         Surrogate.load(target)
 

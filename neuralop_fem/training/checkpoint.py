@@ -206,9 +206,11 @@ def load_trained(
     path = Path(run_dir) / BEST
     resolution = info.get("resolution")
     if not path.exists() and not path.is_symlink() and (Path(run_dir) / WEIGHTS).is_file():
-        from ..zoo.weights import read_payload  # a zoo entry: weights-only safetensors
+        from ..zoo import read_entry_card
+        from ..zoo.weights import read_payload, verify_weights  # a zoo entry: safetensors
 
         path = Path(run_dir) / WEIGHTS
+        verify_weights(path, read_entry_card(run_dir))
         operator = build_operator(read_payload(path), source=str(path), resolution=resolution)
     elif not path.exists() and not path.is_symlink():
         msg = (f"`run_dir` must contain {BEST} (a run that finished at least one epoch); "

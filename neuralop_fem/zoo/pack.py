@@ -7,7 +7,6 @@ resolution, and its weights (safetensors), its run record and its model card are
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import re
@@ -37,14 +36,6 @@ def _check_name(name: str) -> str:
                f"or digit (e.g. 'burgers-galerkin'); got {name!r}.")
         raise ConfigError(msg)
     return name
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _data_record(data: Path, info: dict[str, Any]) -> dict[str, Any]:
@@ -236,6 +227,7 @@ def add_to_zoo(
 def _card(name: str, info: dict[str, Any], data: dict[str, Any], errors: list[dict[str, Any]],
           verdict: dict[str, Any] | None, weights: Path) -> dict[str, Any]:
     from .. import __version__
+    from .weights import file_sha256
 
     train = info["train_config"]
     return {
@@ -247,7 +239,7 @@ def _card(name: str, info: dict[str, Any], data: dict[str, Any], errors: list[di
         "model_family": info.get("model_family"),
         "n_parameters": int(info.get("n_parameters") or 0),
         "weights": {"file": WEIGHTS, "format": "safetensors", "bytes": weights.stat().st_size,
-                    "sha256": _sha256(weights)},
+                    "sha256": file_sha256(weights)},
         "data": data,
         "train_command": train_command(info, data["file_name"], f"runs/{name}"),
         "code": info.get("code"),

@@ -10,6 +10,7 @@ model family and config, Dirichlet flag) as JSON in the file's metadata entry
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -20,11 +21,46 @@ import torch
 from ..errors import RunDirectoryError
 from ..files import atomic_path
 
-__all__ = ["read_payload", "save_weights"]
+__all__ = ["file_sha256", "read_payload", "save_weights", "verify_weights"]
 
 _TENSOR_GROUPS = ("state_dict", "input_normalizer", "output_normalizer")
 #: The metadata entry holding the payload's other fields (JSON).
 _KEY = "neuralop_fem"
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes, as hex."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_weights(path: str | os.PathLike[str], card: dict[str, Any] | None) -> None:
+    """Check that the weights file ``path`` is the one its model ``card`` was packed with.
+
+    Nothing to check without a card (a run directory of the user's own).
+
+    Raises
+    ------
+    RunDirectoryError
+        If the file's size or SHA-256 differs from the card's ``weights`` record (the file
+        was changed after packing), or the card has no such record.
+    """
+    if card is None:
+        return
+    record = card.get("weights")
+    if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):
+        msg = (f"{Path(path).parent / 'card.json'}: field `weights` must give the sha256 of "
+               f"{Path(path).name}; got {record!r}.")
+        raise RunDirectoryError(msg)
+    found = file_sha256(path)
+    if found != record["sha256"]:
+        msg = (f"{path} is not the file its model card was packed with (sha256 {found[:16]}..., "
+               f"card {record['sha256'][:16]}...): it was changed or damaged; reinstall the "
+               f"package or pack the run again with `neuralop-fem zoo add`.")
+        raise RunDirectoryError(msg)
 
 
 def save_weights(payload: dict[str, Any], path: str | os.PathLike[str]) -> None:
