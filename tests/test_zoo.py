@@ -269,3 +269,20 @@ def test_the_first_minute_of_using_a_surrogate_runs_as_written(tmp_path):
     mean = read_card("burgers-fno")["test"]["errors"][0]["rel_l2_mean"]
     assert values.shape == (4,)
     assert (values < 5 * mean).all(), values
+
+
+def test_a_card_lists_every_commit_a_resumed_run_trained_under(tiny_run, burgers_file, tmp_path):
+    from neuralop_fem.zoo.card import render_markdown
+
+    card = read_card("tiny", add_to_zoo(tiny_run, name="tiny", data=burgers_file,
+                                        root=tmp_path).parent)
+    assert len(card["code_history"]) == 1
+    row = [line for line in render_markdown(card).splitlines() if "| code commit |" in line]
+    assert row == [f"| code commit | `{card['code']['commit'] or 'unknown'}"
+                   f"{' (with uncommitted changes)' if card['code']['dirty'] else ''}` |"]
+    done = card["training"]["epochs_completed"]
+    card["code_history"] = [{"commit": None, "dirty": None, "from_epoch": 1},
+                            {"commit": "0123456789abcdef", "dirty": True, "from_epoch": done}]
+    row = [line for line in render_markdown(card).splitlines() if "| code commit |" in line]
+    assert row == [f"| code commit | `unknown` epochs 1-{done - 1}; `0123456789ab` (with "
+                   f"uncommitted changes) epochs {done}-{done} |"]

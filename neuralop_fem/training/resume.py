@@ -31,8 +31,8 @@ from .config import TrainConfig, added_defaults
 from .distributed import GlobalBatchSampler
 from .optim import PER_EPOCH, SCHEDULER_PROGRESS, scheduler_steps, stopped_early
 
-__all__ = ["LOCK", "LastState", "Progress", "capture_rng", "check_resumable", "lock_run_dir",
-           "prepare_run_dir", "read_last", "restore"]
+__all__ = ["LOCK", "LastState", "Progress", "capture_rng", "check_resumable", "code_history",
+           "lock_run_dir", "prepare_run_dir", "read_last", "restore"]
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
 _RNG = ("torch", "cuda", "numpy", "python", "loader")
@@ -160,6 +160,8 @@ class LastState(TypedDict):
     best_epoch: int
     best_val: float
     wall_time_s: float
+    # The code commits the run trained under (:func:`code_history`); absent before 2026-11.
+    code_history: NotRequired[list[dict[str, Any]]]
     # Written for a reader of the file; not checked, not used to resume.
     train_config: NotRequired[dict[str, Any]]
     model_family: NotRequired[str]
@@ -204,7 +206,65 @@ def read_last(path: Path) -> LastState:
         raise _fail(path, "wall_time_s", "a finite number >= 0", wall)
     if set(state["rng"]) != set(_RNG):
         raise _fail(path, "rng", f"an object with the states {', '.join(_RNG)}")
+    _check_code_history(state.get("code_history"), epoch, path)
     return state
+
+
+def _check_code_history(history: Any, epoch: int, path: Path) -> None:
+    if history is None:
+        return
+    expected = ("a list of {commit, dirty, from_epoch} with from_epoch rising from 1 to at "
+                f"most epoch + 1 = {epoch + 1}")
+    if not isinstance(history, list) or not history:
+        raise _fail(path, "code_history", expected)
+    previous = 0
+    for entry in history:
+        if (not isinstance(entry, dict) or set(entry) != {"commit", "dirty", "from_epoch"}
+                or not isinstance(entry["commit"], str | None)
+                or not isinstance(entry["dirty"], bool | None)
+                or not _is_int(entry["from_epoch"])
+                or not previous < entry["from_epoch"] <= epoch + 1
+                or (previous == 0) != (entry["from_epoch"] == 1)):
+            raise _fail(path, "code_history", expected)
+        previous = entry["from_epoch"]
+
+
+def code_history(recorded: list[dict[str, Any]] | None, current: dict[str, Any], *,
+                 next_epoch: int) -> list[dict[str, Any]]:
+    """The code commits a run has trained under, each from the first epoch it trained.
+
+    Parameters
+    ----------
+    recorded : list of dict or None
+        The ``code_history`` of the ``last.pt`` resumed from (checked by :func:`read_last`);
+        None for a fresh run or a ``last.pt`` written before the field existed (then the
+        epochs before ``next_epoch`` are listed under an unknown commit).
+    current : dict
+        ``{"commit", "dirty"}`` of the code running now
+        (:func:`neuralop_fem.environment.code_version`).
+    next_epoch : int
+        The first epoch this call trains (1 for a fresh run).
+
+    Returns
+    -------
+    list of dict
+        ``{"commit", "dirty", "from_epoch"}`` entries; ``current`` is appended when it differs
+        from the last entry, so a run resumed under the same code keeps one entry.
+
+    >>> for entry in code_history(None, {"commit": "b", "dirty": False}, next_epoch=24):
+    ...     print(entry)
+    {'commit': None, 'dirty': None, 'from_epoch': 1}
+    {'commit': 'b', 'dirty': False, 'from_epoch': 24}
+    """
+    now = {"commit": current.get("commit"), "dirty": current.get("dirty")}
+    if recorded is None:
+        history = [] if next_epoch == 1 else [{"commit": None, "dirty": None, "from_epoch": 1}]
+    else:
+        history = [dict(entry) for entry in recorded]
+    last = history[-1] if history else None
+    if last is None or (last["commit"], last["dirty"]) != (now["commit"], now["dirty"]):
+        history.append({**now, "from_epoch": next_epoch})
+    return history
 
 
 def _restore_optimizer(optimizer: torch.optim.Optimizer, saved: dict[str, Any],

@@ -32,6 +32,7 @@ import torch
 import xarray as xr
 from torch import nn
 
+from ..environment import code_version
 from ..errors import ConfigError, RunDirectoryError
 from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
@@ -172,6 +173,9 @@ class Trainer:
             self._load_state(resume)
             _log.info("resuming %s after epoch %d", self.run_dir, self.epoch)
         self.resumed_from = None if resume is None else self.epoch  # epochs done before
+        self.code_history = rs.code_history(None if resume is None else
+                                            resume.get("code_history"),
+                                            code_version(), next_epoch=self.epoch + 1)
         if self.ctx.is_main:  # a resumed run records the epochs it restored at once
             ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()
@@ -244,6 +248,7 @@ class Trainer:
             "train_config": self.config.to_dict(),
             "model_family": self.model_config.family,
             "model_config": self.model_config.to_dict(),
+            "code_history": self.code_history,
         }
         ck.save_atomic(state, self.run_dir / ck.LAST)
 
@@ -276,6 +281,7 @@ class Trainer:
             "precision": self.amp_choice.to_dict(),
             "world_size": self.ctx.world_size,
             **env,
+            "code_history": self.code_history,
             "peak_lr": peak_lr(self.config, steps_per_epoch=self.steps_per_epoch),
             "epochs_completed": self.epoch,
             "wall_time_s": self._wall_time(),

@@ -89,6 +89,16 @@ def render_markdown(card: Mapping[str, Any]) -> str:
     commit = (card.get("code") or {}).get("commit") or "unknown"
     if (card.get("code") or {}).get("dirty"):
         commit += " (with uncommitted changes)"
+    history = card.get("code_history") or []
+    if len(history) > 1:  # resumed under other code: every commit with its epochs
+        ends = [entry["from_epoch"] - 1 for entry in history[1:]]
+        ends.append(t.get("epochs_completed"))
+        commit = "; ".join(
+            f"`{(entry['commit'] or 'unknown')[:12]}`"
+            f"{' (with uncommitted changes)' if entry['dirty'] else ''} epochs "
+            f"{entry['from_epoch']}-{end}" for entry, end in zip(history, ends, strict=True))
+    else:
+        commit = f"`{commit}`"
     lines = [
         f"# {card['name']}", "",
         f"{card['summary']}", "",
@@ -107,7 +117,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"(validation rel. L2 {_e(t['best_val_rel_l2'])}) |",
         f"| precision | {'bfloat16 autocast' if t.get('amp') == 'bf16' else 'float32'} |",
         f"| training time | {time_text} on {_hardware(t)} |",
-        f"| code commit | `{commit}` |",
+        f"| code commit | {commit} |",
         "", "## Test errors", "",
         f"{len(card['test']['indices'])} test samples (indices "
         f"{card['test']['indices'][0]}..{card['test']['indices'][-1]} of the dataset), the "

@@ -243,6 +243,7 @@ def _card(name: str, info: dict[str, Any], data: dict[str, Any], errors: list[di
         "data": data,
         "train_command": train_command(info, data["file_name"], f"runs/{name}"),
         "code": info.get("code"),
+        "code_history": info.get("code_history"),
         "training": {
             "resolution": int(info["resolution"]),
             "output_resolution": int(info.get("output_resolution") or info["resolution"]),

@@ -115,6 +115,13 @@ LAST_DAMAGE = {
                   r"field `rng\.numpy` must be the saved state"),
     "RNG missing": (lambda s: s["rng"].pop("loader"), r"field `rng` must be an object with the "
                                                       r"states torch, cuda, numpy"),
+    "code history empty": (_set("code_history", value=[]), r"field `code_history` must be a "
+                                                           r"list of \{commit, dirty, from_epoch\}"),
+    "code history epochs": (_set("code_history", 0, "from_epoch", value=3),
+                            r"field `code_history` must be .* rising from 1 to at most "
+                            r"epoch \+ 1 = 2"),
+    "code history commit": (_set("code_history", 0, "commit", value=7),
+                            r"field `code_history` must be a list"),
 }
 
 
@@ -209,3 +216,27 @@ def test_a_damaged_run_json_of_an_unfinished_run_is_rewritten(run, burgers_file,
     assert _train(burgers_file, run) == 0
     assert "ignoring run.json (it is written again)" in capsys.readouterr().err
     assert json.loads((run / "run.json").read_text())["status"] == "finished"
+
+
+def test_run_json_lists_the_code_commits_a_run_trained_under(unfinished, tmp_path, burgers_file,
+                                                              monkeypatch):
+    """One entry per commit, from the first epoch it trained; a last.pt from before the field
+    lists its epochs under an unknown commit."""
+    import neuralop_fem.training.trainer as trainer_module
+
+    history = json.loads((unfinished / "run.json").read_text())["code_history"]
+    assert len(history) == 1 and history[0]["from_epoch"] == 1
+    run = shutil.copytree(unfinished, tmp_path / "later")
+    monkeypatch.setattr(trainer_module, "code_version",
+                        lambda: {"commit": "f" * 40, "dirty": True})
+    assert _train(burgers_file, run) == 0
+    info = json.loads((run / "run.json").read_text())
+    assert info["status"] == "finished"
+    assert info["code_history"] == [history[0], {"commit": "f" * 40, "dirty": True,
+                                                 "from_epoch": 2}]
+    old = shutil.copytree(unfinished, tmp_path / "old")
+    _edit(old / "last.pt", lambda state: state.pop("code_history"))
+    assert _train(burgers_file, old) == 0
+    assert json.loads((old / "run.json").read_text())["code_history"] == [
+        {"commit": None, "dirty": None, "from_epoch": 1},
+        {"commit": "f" * 40, "dirty": True, "from_epoch": 2}]
