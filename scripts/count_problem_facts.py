@@ -5,7 +5,8 @@ git revision with ``--rev``) and prints, with the place of each finding:
 
 * **name-keyed tables**: dict literals with a problem name as a key, and set / tuple literals
   of two or more problem names (a table that a new problem would have to extend);
-* **name comparisons**: ``x == "darcy"``, ``x != "burgers"``, ``x in ("burgers", ...)``;
+* **name comparisons**: ``x == "darcy"``, ``x != "burgers"``, ``x in ("burgers", ...)``,
+  ``preset.startswith("burgers")`` (a problem read off a name's prefix or suffix);
 * **guesses**: a problem name picked by a condition or a lookup, such as a guess from an
   array's shape (``"darcy" if two_d else "burgers"``, ``{2: "burgers", 3: "darcy"}.get(ndim)``)
   or a name lookup with a fallback;
@@ -50,6 +51,14 @@ def _is_name(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value in NAMES
 
 
+def _is_prefix(node: ast.AST) -> bool:
+    """A problem name, also with a dash (``"darcy-"``), or a tuple of them."""
+    if isinstance(node, ast.Tuple):
+        return any(_is_prefix(e) for e in node.elts)
+    return (isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and node.value.strip("-") in NAMES)
+
+
 def _findings(tree: ast.AST) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {"tables": [], "comparisons": [], "guesses": []}
     for node in ast.walk(tree):
@@ -65,6 +74,10 @@ def _findings(tree: ast.AST) -> dict[str, list[int]]:
             sides = [node.left, *node.comparators]
             if any(_is_name(s) for s in sides):
                 found["comparisons"].append(node.lineno)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("startswith", "endswith", "removeprefix", "removesuffix")
+              and any(_is_prefix(a) for a in node.args)):
+            found["comparisons"].append(node.lineno)
         elif isinstance(node, ast.IfExp) and (_is_name(node.body) or _is_name(node.orelse)):
             found["guesses"].append(node.lineno)
     return found

@@ -59,10 +59,11 @@ def hardware_block() -> dict[str, Any]:
     return {**hardware(NOTE), "torch_threads": 1}
 
 
-def _input(preset: str, n: int, batch: int) -> Any:
+def _input(model: Any, n: int, batch: int) -> Any:
+    """Random inputs (batch, n[, n], 1) on the grid of ``model`` (its config's space dims)."""
     import torch
 
-    return torch.randn((batch, n, 1) if preset.startswith("burgers") else (batch, n, n, 1))
+    return torch.randn((batch, *[n] * model.config.spatial_dims, 1))
 
 
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     from ..models import build_model
 
     model = build_model(case["preset"])
-    x = _input(case["preset"], case["n"], case["batch"])
+    x = _input(model, case["n"], case["batch"])
     with torch.no_grad():
         shape = model(x[:1]).shape[1:]
     target = torch.randn(shape).expand(case["batch"], *shape)
@@ -134,7 +135,7 @@ def _versus_reference_case(case: dict[str, Any]) -> dict[str, Any]:
     ref = build_model(case["preset"])
     ref.load_state_dict(ours.state_dict())
     use_reference_order(ref, reference_dropout=False)
-    x = _input(case["preset"], case["n"], case["batch"])
+    x = _input(ours, case["n"], case["batch"])
     ours.eval(), ref.eval()
     with torch.no_grad():
         y_ours, y_ref = ours(x), ref(x)
@@ -245,7 +246,7 @@ def cpu(quick: bool) -> dict[str, Any]:
     return _run_cases("cpu", _QUICK if quick else [
         ("burgers-galerkin", 512, 8, 40), ("burgers-fourier", 512, 8, 10),
         ("burgers-galerkin", 2048, 8, 8), ("darcy-galerkin", 141, 4, 6),
-        ("darcy-fourier", 141, 4, 2)])
+        ("darcy-fourier", 141, 4, 2), ("burgers-fno", 512, 8, 40), ("darcy-fno", 141, 4, 10)])
 
 
 def versus_reference(quick: bool) -> dict[str, Any]:

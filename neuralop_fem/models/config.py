@@ -40,6 +40,8 @@ class _ConfigMixin(FrozenConfig):
     ``from_dict`` / ``replace``) plus field-by-name validation helpers."""
 
     family: ClassVar[str]
+    #: Space dimensions of the grid the model works on: inputs are (B, n, C) or (B, n, n, C).
+    spatial_dims: ClassVar[int]
 
     def _positive_int(self, *names: str) -> None:
         for name in names:
@@ -153,6 +155,7 @@ class Transformer1dConfig(_EncoderFields):
     """
 
     family: ClassVar[str] = "transformer1d"
+    spatial_dims: ClassVar[int] = 1
 
     num_regressor_layers: int = 2
     freq_dim: int = 48
@@ -192,6 +195,7 @@ class Transformer2dConfig(_EncoderFields):
     """
 
     family: ClassVar[str] = "transformer2d"
+    spatial_dims: ClassVar[int] = 2
 
     d_model: int = 128
     num_layers: int = 6
@@ -240,6 +244,7 @@ class FNO1dConfig(_ConfigMixin):
     """
 
     family: ClassVar[str] = "fno1d"
+    spatial_dims: ClassVar[int] = 1
 
     in_channels: int = 1
     out_channels: int = 1
@@ -259,6 +264,7 @@ class FNO2dConfig(FNO1dConfig):
     """Configuration of :class:`~neuralop_fem.models.FNO2d`; fields as :class:`FNO1dConfig`."""
 
     family: ClassVar[str] = "fno2d"
+    spatial_dims: ClassVar[int] = 2
 
     width: int = 32
     modes: int = 12

@@ -200,9 +200,11 @@ class SpectralConv2d(nn.Module):
             f2 = _phase(n2, cols, -1.0, h.dtype) * scale  # (n2, m)
             f1 = _phase(n1, rows, -1.0, h.dtype)  # (n1, 2m)
             # Truncated rfft2(norm="ortho"): real DFT along axis 2, complex DFT along axis 1.
-            t_re = torch.einsum("bxyc,yl->bxlc", h, f2.real)
-            t_im = torch.einsum("bxyc,yl->bxlc", h, f2.imag)
-            spec = torch.einsum("xk,bxlc->bklc", f1, torch.complex(t_re, t_im))  # (B,2m,m,C)
+            # The full-size stages are one real GEMM each, batched over (B, n1) with the
+            # channels last, so no full-size tensor is permuted or copied.
+            t = torch.matmul(torch.cat((f2.real, f2.imag), dim=1).t(), h)  # (B, n1, 2m, C)
+            spec = torch.einsum("xk,bxlc->bklc", f1,
+                                torch.complex(t[:, :, :m], t[:, :, m:]))  # (B, 2m, m, C)
             w_pos = torch.view_as_complex(at_least_fp32(self.weight_pos).to(h.dtype))
             w_neg = torch.view_as_complex(at_least_fp32(self.weight_neg).to(h.dtype))
             top = torch.einsum("bklc,cokl->bklo", spec[:, :m], w_pos)
@@ -212,8 +214,8 @@ class SpectralConv2d(nn.Module):
             g1 = _phase(n1, rows, 1.0, h.dtype)  # (n1, 2m)
             z = torch.einsum("xk,bklo->bxlo", g1, out_ft)  # (B, n1, m, C_out)
             g2 = _phase(n2, cols, 1.0, h.dtype) * (_half_weights(n2, m, h.dtype, dev) * scale)
-            out = torch.einsum("bxlo,yl->bxyo", z.real, g2.real) - torch.einsum(
-                "bxlo,yl->bxyo", z.imag, g2.imag
-            )
+            # Re(z g2^T) = z.real g2.real^T - z.imag g2.imag^T: one GEMM over 2m columns.
+            out = torch.matmul(torch.cat((g2.real, -g2.imag), dim=1),
+                               torch.cat((z.real, z.imag), dim=2))  # (B, n1, n2, C_out)
         out = out.to(res.dtype) + res
         return out if self.activation is None else self.activation(out)

@@ -164,18 +164,15 @@ class Trainer:
                                         steps_per_epoch=self.steps_per_epoch)
         self.epoch = 0
         self.history: dict[str, list[float]] = {
-            "train_loss": [], "val_rel_l2": [], "lr": [], "epoch_time_s": []
-        }
-        self.best_epoch, self.best_val = 0, math.inf
-        self.wall_time_before = 0.0
+            k: [] for k in ("train_loss", "val_rel_l2", "lr", "epoch_time_s")}
+        self.best_epoch, self.best_val, self.wall_time_before = 0, math.inf, 0.0
         self.logger: ExperimentLogger | None = None
         if resume is not None:
             self._load_state(resume)
             _log.info("resuming %s after epoch %d", self.run_dir, self.epoch)
         self.resumed_from = None if resume is None else self.epoch  # epochs done before
-        self.code_history = rs.code_history(None if resume is None else
-                                            resume.get("code_history"),
-                                            code_version(), next_epoch=self.epoch + 1)
+        self.code_history = rs.code_history((resume or {}).get("code_history"), code_version(),
+                                            next_epoch=self.epoch + 1)
         if self.ctx.is_main:  # a resumed run records the epochs it restored at once
             ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()

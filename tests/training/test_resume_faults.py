@@ -115,8 +115,8 @@ LAST_DAMAGE = {
                   r"field `rng\.numpy` must be the saved state"),
     "RNG missing": (lambda s: s["rng"].pop("loader"), r"field `rng` must be an object with the "
                                                       r"states torch, cuda, numpy"),
-    "code history empty": (_set("code_history", value=[]), r"field `code_history` must be a "
-                                                           r"list of \{commit, dirty, from_epoch\}"),
+    "code history empty": (_set("code_history", value=[]),
+                           r"field `code_history` must be a list of \{commit, dirty, from_epoch\}"),
     "code history epochs": (_set("code_history", 0, "from_epoch", value=3),
                             r"field `code_history` must be .* rising from 1 to at most "
                             r"epoch \+ 1 = 2"),
@@ -225,7 +225,8 @@ def test_run_json_lists_the_code_commits_a_run_trained_under(unfinished, tmp_pat
     import neuralop_fem.training.trainer as trainer_module
 
     history = json.loads((unfinished / "run.json").read_text())["code_history"]
-    assert len(history) == 1 and history[0]["from_epoch"] == 1
+    assert len(history) == 1
+    assert history[0]["from_epoch"] == 1
     run = shutil.copytree(unfinished, tmp_path / "later")
     monkeypatch.setattr(trainer_module, "code_version",
                         lambda: {"commit": "f" * 40, "dirty": True})
