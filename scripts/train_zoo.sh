@@ -4,6 +4,7 @@
 # unfinished one resumes from its last epoch, so the script can be killed and called again.
 #
 #   DATA_DIR=data/zoo RUNS_DIR=runs/zoo THREADS=1 nice -n 15 bash scripts/train_zoo.sh
+#   DATA_DIR=data/zoo RUNS_DIR=runs/zoo bash scripts/train_zoo.sh --status   # where each run is
 #
 # Steps (CPU hours on one AMD EPYC core, measured: docs/training.md):
 #   1. data: Burgers nu = 0.1/(2 pi), 1224 x 8192 (seed 0, ~3 min); Darcy 1224 x 421 (seed 0,
@@ -27,12 +28,18 @@ mkdir -p "$DATA_DIR" "$RUNS_DIR" "$BF16_DIR"
 BURGERS=$DATA_DIR/burgers_nugt_n8192_N1224.nc
 DARCY=$DATA_DIR/darcy_n421_N1224.nc
 say() { printf '%s train_zoo: %s\n' "$(date -u +%FT%TZ)" "$*" >&2; }
+STATUS=0
+case "${1:-}" in
+    --status) STATUS=1 ;;
+    "") ;;
+    *) echo "train_zoo.sh: error: the only option is --status; got '$1'" >&2; exit 2 ;;
+esac
 
-[ -f "$BURGERS" ] || neuralop-fem generate burgers --samples 1224 --resolution 8192 --seed 0 \
+[ "$STATUS" = 1 ] || [ -f "$BURGERS" ] || neuralop-fem generate burgers --samples 1224 --resolution 8192 --seed 0 \
     --dtype float64 --out "$BURGERS" --final-time 1.0 --grf-alpha 2.0 --grf-sigma 25.0 \
     --grf-tau 5.0 --growth 1.2 --mode-tol 1e-16 --n-contour 32 --solver spectral \
     --viscosity 0.015915494309189534 --workers "$GEN_WORKERS" || exit 1
-[ -f "$DARCY" ] || neuralop-fem generate darcy --samples 1224 --resolution 421 --seed 0 \
+[ "$STATUS" = 1 ] || [ -f "$DARCY" ] || neuralop-fem generate darcy --samples 1224 --resolution 421 --seed 0 \
     --dtype float64 --out "$DARCY" --averaging harmonic --contrast-high 12.0 \
     --contrast-low 3.0 --discretisation fd --forcing 1.0 --grf-alpha 2.0 --grf-tau 3.0 \
     --linear-solver gmg --tol 1e-10 --workers "$GEN_WORKERS" || exit 1
@@ -40,6 +47,26 @@ say() { printf '%s train_zoo: %s\n' "$(date -u +%FT%TZ)" "$*" >&2; }
 # train RUN_DIR ARGS...: skip a finished run, else start or resume it.
 train() {
     local out=$1; shift
+    if [ "$STATUS" = 1 ]; then
+        python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+try:
+    info = json.load(open(f"{out}/run.json"))
+    best, test = info.get("best_val_rel_l2"), info.get("test_rel_l2_best")
+    line = (f"{info.get('status')}: epoch {info.get('epochs_completed')} of "
+            f"{info['train_config']['epochs']}, best validation rel. L2 "
+            f"{'-' if best is None else f'{best:.3e}'} (epoch {info.get('best_epoch')})"
+            f"{'' if test is None else f', test {test:.3e}'}, "
+            f"{info.get('wall_time_s', 0) / 3600:.1f} h")
+except FileNotFoundError:
+    line = "not started"
+except (OSError, ValueError, KeyError, TypeError) as exc:
+    line = f"run.json unreadable ({type(exc).__name__}); the next call resumes from last.pt"
+print(f"{out}: {line}")
+PY
+        return 0
+    fi
     if [ -f "$out/run.json" ] && python3 -c 'import json, sys
 sys.exit(json.load(open(sys.argv[1])).get("status") != "finished")' "$out/run.json"; then
         say "finished already: $out"
@@ -64,4 +91,4 @@ train "$RUNS_DIR/darcy-galerkin" --data "$DARCY" --preset darcy-galerkin --amp a
 train "$RUNS_DIR/darcy-inverse-galerkin" --data "$DARCY" --preset darcy-inverse-galerkin --noise 0.01 --amp auto
 train "$RUNS_DIR/burgers-fourier" --data "$BURGERS" --preset burgers-fourier "${LONG400[@]}" --amp auto
 train "$RUNS_DIR/burgers-fourier-s2" --data "$BURGERS" --preset burgers-fourier "${LONG400[@]}" --seed 2 --amp auto
-say "all runs done"
+[ "$STATUS" = 1 ] || say "all runs done"

@@ -286,3 +286,33 @@ def test_a_card_lists_every_commit_a_resumed_run_trained_under(tiny_run, burgers
     row = [line for line in render_markdown(card).splitlines() if "| code commit |" in line]
     assert row == [f"| code commit | `unknown` epochs 1-{done - 1}; `0123456789ab` (with "
                    f"uncommitted changes) epochs {done}-{done} |"]
+
+
+def test_train_zoo_status_lists_every_run_without_training(tmp_path):
+    """``scripts/train_zoo.sh --status``: one line per run of the script, nothing generated or
+    trained; a wrong option is one line on stderr and exit 2."""
+    script = Path(__file__).resolve().parents[1] / "scripts" / "train_zoo.sh"
+    runs = tmp_path / "runs"
+    (runs / "darcy-fno").mkdir(parents=True)
+    (runs / "darcy-fno" / "run.json").write_text(json.dumps({
+        "status": "running", "epochs_completed": 34, "train_config": {"epochs": 100},
+        "best_val_rel_l2": 0.01698, "best_epoch": 34, "wall_time_s": 7200.0}))
+    (runs / "burgers-galerkin").mkdir()
+    (runs / "burgers-galerkin" / "run.json").write_text("{damaged")
+    env = {**os.environ, "DATA_DIR": str(tmp_path / "data"), "RUNS_DIR": str(runs),
+           "BF16_DIR": str(tmp_path / "bf16")}
+    done = subprocess.run(["bash", str(script), "--status"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines())
+    assert lines[str(runs / "darcy-fno")] == ("running: epoch 34 of 100, best validation rel. "
+                                              "L2 1.698e-02 (epoch 34), 2.0 h")
+    assert lines[str(runs / "burgers-galerkin")] == ("run.json unreadable (JSONDecodeError); the "
+                                                     "next call resumes from last.pt")
+    assert lines[str(runs / "darcy-galerkin")] == "not started"
+    assert set(lines) >= {str(runs / n) for n in PLANNED}  # every zoo model is trained there
+    assert not any((tmp_path / "data").iterdir())  # nothing generated
+    wrong = subprocess.run(["bash", str(script), "--go"], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert wrong.returncode == 2
+    assert wrong.stderr == "train_zoo.sh: error: the only option is --status; got '--go'\n"
