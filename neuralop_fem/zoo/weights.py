@@ -45,8 +45,8 @@ def verify_weights(path: str | os.PathLike[str], card: dict[str, Any] | None) ->
     Raises
     ------
     RunDirectoryError
-        If the file's size or SHA-256 differs from the card's ``weights`` record (the file
-        was changed after packing), or the card has no such record.
+        If the file's SHA-256 differs from the card's ``weights`` record (the file was
+        changed after packing), or the card has no such record.
     """
     if card is None:
         return
