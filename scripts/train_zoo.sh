@@ -35,14 +35,16 @@ case "${1:-}" in
     *) echo "train_zoo.sh: error: the only option is --status; got '$1'" >&2; exit 2 ;;
 esac
 
-[ "$STATUS" = 1 ] || [ -f "$BURGERS" ] || neuralop-fem generate burgers --samples 1224 --resolution 8192 --seed 0 \
-    --dtype float64 --out "$BURGERS" --final-time 1.0 --grf-alpha 2.0 --grf-sigma 25.0 \
-    --grf-tau 5.0 --growth 1.2 --mode-tol 1e-16 --n-contour 32 --solver spectral \
-    --viscosity 0.015915494309189534 --workers "$GEN_WORKERS" || exit 1
-[ "$STATUS" = 1 ] || [ -f "$DARCY" ] || neuralop-fem generate darcy --samples 1224 --resolution 421 --seed 0 \
-    --dtype float64 --out "$DARCY" --averaging harmonic --contrast-high 12.0 \
-    --contrast-low 3.0 --discretisation fd --forcing 1.0 --grf-alpha 2.0 --grf-tau 3.0 \
-    --linear-solver gmg --tol 1e-10 --workers "$GEN_WORKERS" || exit 1
+if [ "$STATUS" = 0 ]; then  # --status generates nothing
+    [ -f "$BURGERS" ] || neuralop-fem generate burgers --samples 1224 --resolution 8192 --seed 0 \
+        --dtype float64 --out "$BURGERS" --final-time 1.0 --grf-alpha 2.0 --grf-sigma 25.0 \
+        --grf-tau 5.0 --growth 1.2 --mode-tol 1e-16 --n-contour 32 --solver spectral \
+        --viscosity 0.015915494309189534 --workers "$GEN_WORKERS" || exit 1
+    [ -f "$DARCY" ] || neuralop-fem generate darcy --samples 1224 --resolution 421 --seed 0 \
+        --dtype float64 --out "$DARCY" --averaging harmonic --contrast-high 12.0 \
+        --contrast-low 3.0 --discretisation fd --forcing 1.0 --grf-alpha 2.0 --grf-tau 3.0 \
+        --linear-solver gmg --tol 1e-10 --workers "$GEN_WORKERS" || exit 1
+fi
 
 # train RUN_DIR ARGS...: skip a finished run, else start or resume it.
 train() {

@@ -25,8 +25,7 @@ from ..models import NormalizedOperator
 from .config import AMP_CHOICES
 
 __all__ = ["AMP_CHOICES", "AmpChoice", "AmpForward", "cpu_bf16_features", "keep_output_float32",
-           "output_layer", "resolve_amp",
-           "resumed"]
+           "output_layer", "resolve_amp", "resumed"]
 
 #: CPU instruction-set flags (Linux ``/proc/cpuinfo`` names) that compute bf16 natively.
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")

@@ -224,7 +224,7 @@ def _check_code_history(history: Any, epoch: int, path: Path) -> None:
                 or not isinstance(entry["dirty"], bool | None)
                 or not _is_int(entry["from_epoch"])
                 or not previous < entry["from_epoch"] <= epoch + 1
-                or (previous == 0) != (entry["from_epoch"] == 1)):
+                or (previous == 0 and entry["from_epoch"] != 1)):
             raise _fail(path, "code_history", expected)
         previous = entry["from_epoch"]
 
@@ -261,8 +261,7 @@ def code_history(recorded: list[dict[str, Any]] | None, current: dict[str, Any],
         history = [] if next_epoch == 1 else [{"commit": None, "dirty": None, "from_epoch": 1}]
     else:
         history = [dict(entry) for entry in recorded]
-    last = history[-1] if history else None
-    if last is None or (last["commit"], last["dirty"]) != (now["commit"], now["dirty"]):
+    if not history or {k: history[-1][k] for k in now} != now:
         history.append({**now, "from_epoch": next_epoch})
     return history
 

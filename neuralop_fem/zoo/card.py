@@ -86,19 +86,17 @@ def render_markdown(card: Mapping[str, Any]) -> str:
     mb = card["weights"]["bytes"] / 2**20
     minutes = t["wall_time_s"] / 60 if isinstance(t.get("wall_time_s"), int | float) else None
     time_text = f"{minutes:.1f} min" if minutes is not None else "unknown"
-    commit = (card.get("code") or {}).get("commit") or "unknown"
-    if (card.get("code") or {}).get("dirty"):
-        commit += " (with uncommitted changes)"
     history = card.get("code_history") or []
     if len(history) > 1:  # resumed under other code: every commit with its epochs
-        ends = [entry["from_epoch"] - 1 for entry in history[1:]]
-        ends.append(t.get("epochs_completed"))
+        ends = [entry["from_epoch"] - 1 for entry in history[1:]] + [t.get("epochs_completed")]
         commit = "; ".join(
             f"`{(entry['commit'] or 'unknown')[:12]}`"
             f"{' (with uncommitted changes)' if entry['dirty'] else ''} epochs "
             f"{entry['from_epoch']}-{end}" for entry, end in zip(history, ends, strict=True))
     else:
-        commit = f"`{commit}`"
+        code = card.get("code") or {}
+        dirty = " (with uncommitted changes)" if code.get("dirty") else ""
+        commit = f"`{code.get('commit') or 'unknown'}{dirty}`"
     lines = [
         f"# {card['name']}", "",
         f"{card['summary']}", "",
