@@ -182,8 +182,10 @@ def build_row(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bo
     seed = int(info["train_config"]["seed"])
     noise = noise_of(task, info["train_config"]["noise"])
     key = row_key(info["preset"], Path(data).stem, mode, seed, label=label, noise=noise)
-    code = info.get("code") or {"commit": training_commit, "dirty": None,
-                                "source": "--training-commit" if training_commit else None}
+    code = dict(info.get("code") or {"commit": training_commit, "dirty": None,
+                                     "source": "--training-commit" if training_commit else None})
+    if info.get("code_history"):  # a resumed run: every commit it trained under, from which epoch
+        code["history"] = info["code_history"]
     return {
         "key": key, "preset": info["preset"], "label": label, "mode": mode, "task": task,
         "seed": seed, "data": data_row,

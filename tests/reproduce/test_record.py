@@ -138,6 +138,9 @@ def test_a_finished_run_is_recorded_and_its_tables_rewritten(files: dict[str, Pa
     assert list(row["errors"]) == ["32"]  # the quick grids reach no further than the data
     assert row["commands"]["train"].startswith("neuralop-fem train --data")
     assert row["recorded_by"]["hardware"]["cpu"]
+    commit = _info(files["finished"])["code"]["commit"]
+    assert row["training_code"]["history"] == [{"commit": commit, "dirty": row["training_code"][
+        "dirty"], "from_epoch": 1}]  # every commit the run trained under
     table = rows.with_suffix(".md").read_text()
     assert "| burgers-galerkin | tiny | b_again |" in table
     rows.with_suffix(".md").unlink()
