@@ -39,6 +39,9 @@ def test_compare_gives_the_verdict_and_every_part_prints_the_same_one(run_dir, t
     # the untrained model is worse than the cheapest rung: a bound, named as such
     assert verdict.startswith("At equal accuracy")
     assert "the cheapest rung" in verdict
+    # each verdict says how many samples a call took: 6 at once, and one at a time
+    assert verdict.endswith(", 6 samples per call.")
+    assert ds.attrs["verdict_batch1"].endswith(", one sample per call.")
     summary = (tmp_path / "rep" / "summary.md").read_text().splitlines()
     assert summary[2] == verdict  # the summary opens with it
     assert verdict in proc.stdout  # the console prints the report's sentence

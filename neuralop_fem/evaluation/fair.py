@@ -384,7 +384,9 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
     if ladder.get("budget_s") is not None:
         ds.attrs["fair_ladder_budget_s"] = float(ladder["budget_s"])
     ds.attrs["fair_truth"] = truth
-    ds.attrs["verdict"] = verdict_sentence(placed, where=where, solver=solver)
+    n = len(sur_errors)  # the large batch: every sample in one call, solver and surrogate
+    ds.attrs["verdict"] = verdict_sentence(
+        placed, where=f"{where}, {n} sample{'' if n == 1 else 's'} per call", solver=solver)
     if ladder.get("time_batch1") is not None and sur_timing.get("time_batch1"):
         one = place(ladder, sur_errors, sur_timing["time_batch1"], time_key="time_batch1")
         for key in ("solver_time", "surrogate_time", "speedup", "status"):
