@@ -189,3 +189,29 @@ def test_repeated_timings_refuse_a_bad_count(coefficients, repeats):
 
     with pytest.raises(InputError, match=rf"`repeats` must be an integer >= 1; got {repeats!r}"):
         repeated_timings(Zero(), Zero(), coefficients, repeats=repeats)
+
+
+class SlowFirstCall:
+    """A Darcy 'solver' whose first call pays a one-off set-up of 0.3 s, like a model's first
+    forward pass; later calls are instant."""
+
+    problem = "darcy"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def solve(self, inputs):
+        import time
+
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(0.3)
+        return np.zeros_like(np.asarray(getattr(inputs, "values", inputs)))
+
+
+def test_first_call_set_up_is_not_timed_as_a_per_sample_cost(coefficients):
+    # The report's times must agree with the fair verdict's, which warms each side up.
+    reference, candidate = SlowFirstCall(), SlowFirstCall()
+    ds = compare(reference, candidate, coefficients)
+    assert candidate.calls == reference.calls == 2  # one untimed sample, then the batch
+    assert (ds["candidate_time"] < 0.05).all() and (ds["reference_time"] < 0.05).all()
