@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ladder-budget", dest="ladder_budget", type=_budget, default=2.0,
                    metavar="FACTOR",
                    help="time the ladder's climb may take, as a multiple of the reference "
-                        "solves (default 2; 'none': no limit); a surrogate more accurate than "
+                        "solves, at least 10 s (default 2; 'none': no limit); a surrogate more accurate than "
                         "every rung measured within it gets a lower bound on its speed-up")
     p.add_argument("--device", type=device, default=None,
                    help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")

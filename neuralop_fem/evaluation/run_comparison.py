@@ -122,7 +122,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     is scored by the comparison's ``rel_l2``: the coefficient error against the dataset's
     true coefficient on the observation (model) grid, coarse answers interpolated bilinearly.
     ``ladder_budget`` caps the ladder's one-thread climb at that many times the reference
-    solves' total time (default 2; None: no cap); a surrogate more accurate than every rung
+    solves' total time, at least :data:`MIN_LADDER_BUDGET_S` (default 2; None: no cap); a surrogate more accurate than every rung
     measured within the cap gets a lower bound on its speed-up (status "at least the finest
     rung measured").
 
@@ -215,13 +215,19 @@ def _repeat_timings(result: xr.Dataset, reference: Solver, sur: Surrogate, input
                         candidate_time_median=float(speed["candidate_time"].median()))
 
 
+#: The ladder's time budget is never below this (seconds): a climb of a few seconds costs the user
+#: nothing, and fast solvers' rungs (milliseconds per sample, timed three ways) would otherwise
+#: stop it after a rung or two and turn a measured verdict into a bound.
+MIN_LADDER_BUDGET_S = 10.0
+
+
 def _budget(result: xr.Dataset, factor: float | None) -> float | None:
-    """The ladder's time budget: ``factor`` times the reference solves' total time (seconds;
-    None without a factor or a finite reference time)."""
+    """The ladder's time budget: ``factor`` times the reference solves' total time, at least
+    :data:`MIN_LADDER_BUDGET_S` (seconds; None without a factor or a finite reference time)."""
     if factor is None or "reference_time" not in result:
         return None
     total = float(np.nansum(result["reference_time"].values))
-    return factor * total if total > 0 else None
+    return max(factor * total, MIN_LADDER_BUDGET_S) if total > 0 else None
 
 
 def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[str, slice],
