@@ -94,6 +94,36 @@ def test_a_users_ladder_of_another_problem_is_refused(run_dir, tmp_path):
                     indices="0:2", ladder=[DarcyFDSolver()])
 
 
+def test_the_reports_own_timings_run_the_surrogate_on_one_thread(run_dir, tmp_path,
+                                                                   monkeypatch):
+    """Like the solver's one process and the verdict's one-thread figures; the user's thread
+    setting is restored afterwards."""
+    import torch
+
+    from neuralop_fem import Surrogate
+
+    seen = []
+    original = Surrogate.solve_with_report
+
+    def spy(self, *args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Surrogate, "solve_with_report", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        report = compare_run(run_dir, data=run_dir.parent / "b.nc", out=tmp_path / "rep",
+                             indices="0:2", ladder=False)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert seen
+    assert set(seen) == {1}
+    assert "cpu, 1 thread (surrogate)" in (tmp_path / "rep" / "summary.md").read_text()
+    report["dataset"].close()
+
+
 def test_the_docs_snippet_runs_as_written(tmp_path):
     import json
     import re

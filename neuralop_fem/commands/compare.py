@@ -77,8 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ladder-budget", dest="ladder_budget", type=_budget, default=2.0,
                    metavar="FACTOR",
                    help="time the ladder's climb may take, as a multiple of the reference "
-                        "solves, at least 10 s (default 2; 'none': no limit); a surrogate more accurate than "
-                        "every rung measured within it gets a lower bound on its speed-up")
+                        "solves, at least 10 s (default 2; 'none': no limit); a surrogate more "
+                        "accurate than every rung measured within it gets a lower bound on its "
+                        "speed-up")
     p.add_argument("--device", type=device, default=None,
                    help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")
     p.add_argument("--overwrite", action="store_true",

@@ -23,6 +23,8 @@ The spread over samples comes from placing each sample's error on its own rung e
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -35,7 +37,7 @@ from ..errors import InputError
 from ..metrics import relative_l2
 
 __all__ = ["add_verdict", "measure_ladder", "pareto_front", "place", "time_surrogate",
-           "verdict_sentence", "where_label"]
+           "torch_threads", "verdict_sentence", "where_label"]
 
 Array = NDArray[np.float64]
 
@@ -324,14 +326,7 @@ def time_surrogate(surrogate: Any, inputs: Any, *, threads: int | None,
     timing (None: leave them). Returns ``{"time": s, "time_batch1": s or None,
     "threads": n}``.
     """
-    import time
-
-    import torch
-
-    before = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(int(threads))
-    try:
+    with torch_threads(threads) as used:
         surrogate.solve(inputs[:1])  # warm-up: first-call set-up is not per-sample cost
         t0 = time.perf_counter()
         surrogate.solve(inputs)
@@ -343,10 +338,22 @@ def time_surrogate(surrogate: Any, inputs: Any, *, threads: int | None,
             for i in range(k):
                 surrogate.solve(inputs[i:i + 1])
             one = (time.perf_counter() - t0) / k
-        used = torch.get_num_threads()
+    return {"time": full, "time_batch1": one, "threads": used}
+
+
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[int]:
+    """torch's intra-op CPU threads set to ``threads`` inside the block (None: left as they
+    are), restored after it; yields the number in use."""
+    import torch
+
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(int(threads))
+    try:
+        yield torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
-    return {"time": full, "time_batch1": one, "threads": used}
 
 
 def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: dict[str, Any],

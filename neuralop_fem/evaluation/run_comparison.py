@@ -18,6 +18,7 @@ from ..errors import InputError
 from ..surrogate import Surrogate
 from ..surrogate.observations import sample_fields
 from .comparison import compare
+from .fair import torch_threads
 from .report import write_report
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,9 +123,11 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     is scored by the comparison's ``rel_l2``: the coefficient error against the dataset's
     true coefficient on the observation (model) grid, coarse answers interpolated bilinearly.
     ``ladder_budget`` caps the ladder's one-thread climb at that many times the reference
-    solves' total time, at least :data:`MIN_LADDER_BUDGET_S` (default 2; None: no cap); a surrogate more accurate than every rung
-    measured within the cap gets a lower bound on its speed-up (status "at least the finest
-    rung measured").
+    solves' total time, at least :data:`MIN_LADDER_BUDGET_S` (default 2; None: no cap); a
+    surrogate more accurate than every rung measured within the cap gets a lower bound on its
+    speed-up (status "at least the finest rung measured"). On a CPU the surrogate runs on one
+    torch thread for the report's own timings, like the solver's one process (the fair
+    verdict adds all cores).
 
     Returns
     -------
@@ -166,26 +169,30 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
               else grid_stride(grid, n_file, sur.resolution))
     sel = {dim: slice(None, None, stride) for dim in problem.dims}
     reference = reference_solver(solver, sur, linear_solver=linear_solver, maxiter=maxiter)
-    if problem.inverse:
-        phases = _phase_values(ds, data) if snap_warm_start else None
-        inputs, truth = sample_fields(sur, ds, idx)
-        result = compare(reference, sur, inputs, reference_solution=truth,
-                         warm_start=warm_start, keep_fields=True, warm_phases=phases)
-        if ladder is not False:
-            _fair_inverse(result, problem, reference, sur, inputs, ladder,
-                          workers=(os.cpu_count() or 1) if workers is None else int(workers),
-                          ladder_budget=ladder_budget)
-    else:
-        with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
-            inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
-        warm = warm_start and problem.can("warm_start") and on_nodes
-        result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
-        if timing_repeats > 1:
-            _repeat_timings(result, reference, sur, inputs, timing_repeats)
-        if ladder is not False and (on_nodes or problem.periodic):
-            _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder,
-                  workers=(os.cpu_count() or 1) if workers is None else int(workers),
-                  ladder_budget=ladder_budget)
+    # One torch thread on a CPU, like the solver's one process: the report's times and the
+    # verdict's one-thread times are the same measurement (all cores: the fair part).
+    one_thread = 1 if str(sur.device).startswith("cpu") else None
+    with torch_threads(one_thread):
+        if problem.inverse:
+            phases = _phase_values(ds, data) if snap_warm_start else None
+            inputs, truth = sample_fields(sur, ds, idx)
+            result = compare(reference, sur, inputs, reference_solution=truth,
+                             warm_start=warm_start, keep_fields=True, warm_phases=phases)
+            if ladder is not False:
+                _fair_inverse(result, problem, reference, sur, inputs, ladder,
+                              workers=(os.cpu_count() or 1) if workers is None else int(workers),
+                              ladder_budget=ladder_budget)
+        else:
+            with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
+                inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
+            warm = warm_start and problem.can("warm_start") and on_nodes
+            result = compare(reference, sur, inputs, warm_start=warm, keep_fields=True)
+            if timing_repeats > 1:
+                _repeat_timings(result, reference, sur, inputs, timing_repeats)
+            if ladder is not False and (on_nodes or problem.periodic):
+                _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder,
+                      workers=(os.cpu_count() or 1) if workers is None else int(workers),
+                      ladder_budget=ladder_budget)
     result.attrs.update(run_dir=os.fspath(Path(run_dir).resolve()), data=os.fspath(data),
                         model_resolution=sur.resolution, file_resolution=n_file,
                         validation_error=sur.validation_error, test_error=sur.test_error)
@@ -193,7 +200,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
              f"{sur.test_error:.3e}); data `{os.fspath(data)}` strided {n_file} -> "
              f"{sur.resolution}; "
              f"samples {idx[0]}..{idx[-1]} ({len(idx)}). Times: wall seconds per sample on "
-             f"{sur.device} (surrogate) and one CPU process (solver).")
+             f"{sur.device}{', 1 thread' if one_thread else ''} (surrogate) and one CPU process "
+             "(solver).")
     title = f"{sur.problem}: surrogate vs {type(reference).__name__}"
     report = write_report(result, out, title=title, notes=notes)
     report["dataset"] = result
