@@ -124,6 +124,22 @@ def test_the_reports_own_timings_run_the_surrogate_on_one_thread(run_dir, tmp_pa
     report["dataset"].close()
 
 
+@pytest.mark.parametrize(("load", "busy"), [(3.0, True), (1.2, False)])
+def test_a_busy_cpu_is_named_in_the_report(run_dir, tmp_path, monkeypatch, load, busy):
+    """Other work on the CPU inflates every time: the report says so (the load average is
+    read before the timings; the comparison's own process counts for one)."""
+    monkeypatch.setattr("os.getloadavg", lambda: (load, load, load))
+    report = compare_run(run_dir, data=run_dir.parent / "b.nc", out=tmp_path / "rep",
+                         indices="0:2", workers=1)
+    ds = report["dataset"]
+    assert ds.attrs["cpu_load_1min"] == load
+    summary = (tmp_path / "rep" / "summary.md").read_text()
+    assert ("The CPU was busy while timing" in summary) is busy
+    if busy:
+        assert f"load average was {load:.2g} on {os.cpu_count()} core" in summary
+    ds.close()
+
+
 def test_the_docs_snippet_runs_as_written(tmp_path):
     import json
     import re

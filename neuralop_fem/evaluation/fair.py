@@ -36,8 +36,8 @@ from solvers.problems import Problem
 from ..errors import InputError
 from ..metrics import relative_l2
 
-__all__ = ["add_verdict", "measure_ladder", "pareto_front", "place", "time_surrogate",
-           "torch_threads", "verdict_sentence", "where_label"]
+__all__ = ["add_verdict", "busy_note", "machine_load", "measure_ladder", "pareto_front",
+           "place", "time_surrogate", "torch_threads", "verdict_sentence", "where_label"]
 
 Array = NDArray[np.float64]
 
@@ -425,3 +425,32 @@ def where_label(device: object, *, threads: int, workers: int = 1) -> str:
     if workers > 1:
         return f"on all cores of this CPU ({solver}, surrogate {threads} thread{plural})"
     return f"on this CPU ({solver})"
+
+
+def machine_load() -> tuple[float, int]:
+    """(1-minute load average, CPU count) of this machine; the load is NaN where the system
+    does not report one."""
+    import os
+
+    try:
+        load = float(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        load = float("nan")
+    return load, os.cpu_count() or 1
+
+
+def busy_note(load: float, cpus: int) -> str | None:
+    """A warning when other work held at least half a core while timing (this comparison's own
+    process counts as one in ``load``, the 1-minute load average); None on a quiet machine.
+
+    >>> busy_note(1.1, 2) is None
+    True
+    >>> busy_note(3.0, 2)[:40]
+    'The CPU was busy while timing: its 1-min'
+    """
+    if not np.isfinite(load) or load - 1.0 < 0.5:
+        return None
+    return (f"The CPU was busy while timing: its 1-minute load average was {load:.2g} on "
+            f"{cpus} core{'' if cpus == 1 else 's'} before the timings (this comparison counts "
+            f"for one), so every time here is inflated, the all-cores ones most. Compare on a "
+            f"quiet machine for figures to quote.")

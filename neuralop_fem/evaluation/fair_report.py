@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from .fair import busy_note
+
 __all__ = ["fmt", "ladder_lines"]
 
 
@@ -54,4 +56,7 @@ def ladder_lines(ds: xr.Dataset) -> list[str]:
         lines += ["", a["verdict_batch1"]]
     if "verdict_all_cores" in a:
         lines += ["", a["verdict_all_cores"]]
+    note = busy_note(float(a.get("cpu_load_1min", np.nan)), int(a.get("cpu_count", 1)))
+    if note:
+        lines += ["", note]
     return lines

@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..surrogate import Surrogate
 from ..surrogate.observations import sample_fields
 from .comparison import compare
-from .fair import torch_threads
+from .fair import machine_load, torch_threads
 from .report import write_report
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -172,6 +172,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     # One torch thread on a CPU, like the solver's one process: the report's times and the
     # verdict's one-thread times are the same measurement (all cores: the fair part).
     one_thread = 1 if str(sur.device).startswith("cpu") else None
+    load, cpus = machine_load()  # other work on the CPU inflates every time: the report says so
     with torch_threads(one_thread):
         if problem.inverse:
             phases = _phase_values(ds, data) if snap_warm_start else None
@@ -193,6 +194,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                 _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder,
                       workers=(os.cpu_count() or 1) if workers is None else int(workers),
                       ladder_budget=ladder_budget)
+    result.attrs.update(cpu_load_1min=load, cpu_count=cpus)
     result.attrs.update(run_dir=os.fspath(Path(run_dir).resolve()), data=os.fspath(data),
                         model_resolution=sur.resolution, file_resolution=n_file,
                         validation_error=sur.validation_error, test_error=sur.test_error)
