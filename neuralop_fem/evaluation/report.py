@@ -63,8 +63,10 @@ def summary_markdown(ds: xr.Dataset, *, title: str = "Surrogate vs solver",
     lines = [f"# {title}", ""]
     if "verdict" in a:
         lines += [a["verdict"], ""]
-    lines += [usability(float(a.get("rel_l2_mean", np.nan))), "",
-              f"Problem: **{a.get('problem')}**, {a.get('n_samples')} samples. "
+    lines += [usability(float(a.get("rel_l2_mean", np.nan))), ""]
+    if a.get("seen_warning"):  # samples the run trained on: said before any number
+        lines += [f"**Warning:** {a['seen_warning']}", ""]
+    lines += [f"Problem: **{a.get('problem')}**, {a.get('n_samples')} samples. "
               f"Reference: `{a.get('reference')}`; candidate: `{a.get('candidate')}`.", "",
               "| metric (against the reference solver) | mean | median | p95 |",
               "|---|---|---|---|"]

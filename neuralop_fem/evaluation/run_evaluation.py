@@ -38,6 +38,7 @@ from ..training.checkpoint import load_trained
 from ..training.config import TrainConfig
 from ..training.run_info import require_fields
 from ..training.setup import check_problem, make_dataset, open_data
+from .seen import seen_in_training, warn_if_seen
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.normalizer import UnitGaussianNormalizer
@@ -63,6 +64,8 @@ class RunEvaluation(TypedDict):
     output_resolution: int
     train_resolution: int
     n_samples: int
+    seen_in_training: int
+    seen_in_validation: int
 
 
 def parse_indices(spec: str | Iterable[int], *, n_samples: int, test: list[int]) -> np.ndarray:
@@ -91,6 +94,13 @@ def parse_indices(spec: str | Iterable[int], *, n_samples: int, test: list[int])
         idx = np.asarray(list(spec), dtype=np.int64)
     if idx.size == 0:
         msg = f"`indices` must select at least one sample; got {spec!r} for {n_samples} samples."
+        raise ConfigError(msg)
+    if isinstance(spec, str) and spec == "test" and idx.max() >= n_samples:
+        msg = (f"`indices` 'test' (the default) selects the run's test split, positions "
+               f"{int(idx.min())}..{int(idx.max())} of its training data; this dataset has "
+               f"{n_samples} samples. Evaluate on the run's own data file (or its regeneration: "
+               "run.json or the zoo card gives the command), or on data generated with another "
+               "--seed with --indices all.")
         raise ConfigError(msg)
     if idx.min() < 0 or idx.max() >= n_samples:
         msg = (
@@ -171,7 +181,10 @@ def evaluate_run(
         ``boundary_rmse`` (arrays, one value per sample), ``summary`` (``{"rel_l2": {...},
         "rel_h1": {...}, ...}`` from :func:`summarize`, and ``"pdebench"``: PDEBench's table
         numbers over the samples), ``resolution``,
-        ``output_resolution`` and ``train_resolution``.
+        ``output_resolution`` and ``train_resolution``; ``seen_in_training`` and
+        ``seen_in_validation``: how many of the samples the run has seen (data generated
+        with its training data's settings and seeds, :mod:`~neuralop_fem.evaluation.seen`;
+        a :class:`~neuralop_fem.evaluation.seen.SeenInTrainingWarning` says so).
 
     Raises
     ------
@@ -192,6 +205,8 @@ def evaluate_run(
     check_problem(ds, config, preset=info.get("preset"))
     n = info["resolution"] if resolution is None else int(resolution)
     idx = parse_indices(indices, n_samples=int(ds.sizes["sample"]), test=info["splits"]["test"])
+    seen = seen_in_training(info, ds, idx)
+    warn_if_seen(seen, int(idx.size))
     coarse = None
     norm = None
     if get_problem(config.task).inverse:
@@ -246,6 +261,8 @@ def evaluate_run(
         "output_resolution": coarse or n,
         "train_resolution": info["resolution"],
         "n_samples": int(idx.size),
+        "seen_in_training": seen["train"],
+        "seen_in_validation": seen["val"],
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import warnings
 
 import pytest
 
@@ -62,8 +63,15 @@ def test_train_darcy_with_set_and_evaluate_all(tmp_path, darcy_file, capsys):
     info = json.loads((run / "run.json").read_text())
     assert info["train_config"]["gamma"] == 0.25
     assert info["normalizers"]["dirichlet"]
-    assert main(["evaluate", str(run), "--data", str(darcy_file), "--indices", "0:5"]) == 0
-    assert "5 samples at n=29" in capsys.readouterr().out
+    from neuralop_fem.evaluation.seen import SeenInTrainingWarning
+
+    with warnings.catch_warnings():  # shown as the command line shows it, not raised
+        warnings.simplefilter("always", SeenInTrainingWarning)
+        assert main(["evaluate", str(run), "--data", str(darcy_file), "--indices", "0:5"]) == 0
+    out = capsys.readouterr()
+    assert "5 samples at n=29" in out.out
+    # samples 0..4 are in the run's training split: one warning line says so
+    assert "neuralop-fem evaluate: warning: 5 of the 5 samples evaluated" in out.err
     assert (run / "eval_darcy_n29_0-5.csv").is_file()
 
 
