@@ -13,7 +13,8 @@ what the architecture could reach. Writes benchmarks/results/fair.{json,md}; the
 :func:`neuralop_fem.benchmarking.fair.verdict_of_run`.
 
 Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/bench_fair.py \\
-         --run RUN_DIR:DATA.nc [--run ...] [--max-samples 16] [--reports DIR]
+         --run RUN_DIR:DATA.nc [--run zoo:NAME:DATA.nc ...] [--max-samples 16] [--reports DIR]
+         [--results DIR]
 """
 
 from __future__ import annotations
@@ -31,9 +32,19 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _pair(text: str) -> tuple[Path, Path]:
+    """``RUN_DIR:DATA.nc`` or ``zoo:NAME:DATA.nc`` (a model of the zoo)."""
     run, sep, data = text.rpartition(":")
+    if run.startswith("zoo:"):
+        from neuralop_fem.errors import InputError
+        from neuralop_fem.zoo import resolve_run_dir
+
+        try:
+            run = str(resolve_run_dir(run))
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
     if not sep or not Path(run).is_dir() or not Path(data).is_file():
-        msg = f"must be RUN_DIR:DATA.nc with an existing run directory and file; got {text!r}"
+        msg = ("must be RUN_DIR:DATA.nc or zoo:NAME:DATA.nc with an existing run directory and "
+               f"file; got {text!r}")
         raise argparse.ArgumentTypeError(msg)
     return Path(run), Path(data)
 
@@ -41,11 +52,15 @@ def _pair(text: str) -> tuple[Path, Path]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", type=_pair, action="append", required=True,
-                        metavar="RUN_DIR:DATA.nc", help="a training run and its dataset")
+                        metavar="RUN_DIR:DATA.nc",
+                        help="a training run (or zoo:NAME) and its dataset")
     parser.add_argument("--max-samples", type=count(2), default=16,
                         help="test samples per run (default 16)")
     parser.add_argument("--reports", type=Path, default=Path("fair_reports"),
                         help="directory for the comparison reports (default ./fair_reports)")
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="directory of fair.{json,md} (default benchmarks/results, the "
+                             "committed figures)")
     parser.add_argument("--note", action="append", default=[],
                         help="a line for the results file (e.g. what is missing); repeatable")
     args = parser.parse_args(argv)
@@ -53,7 +68,8 @@ def main(argv: list[str]) -> int:
             for r, d in args.run]
     data = {"runs": runs, "notes": args.note, "record": record()}
     text = markdown(data)
-    js, md = write_results(RESULTS, "fair", data, text)
+    args.results.mkdir(parents=True, exist_ok=True)
+    js, md = write_results(args.results, "fair", data, text)
     print(text)
     print(f"wrote {js} and {md}")
     return 0
