@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
-from .checks import check_choice, check_optional_int, check_real
+from .checks import check_choice, check_optional_int, check_real, plain
 from .contract import (
     Batch,
     SolveReport,
@@ -255,7 +255,7 @@ def _coefficient_batch(inputs: SolverInput) -> Batch:
         first = tuple(int(i) for i in np.argwhere(a <= 0)[0])
         msg = (
             f"`a` must be > 0 everywhere; got {np.count_nonzero(a <= 0)} value(s) <= 0, "
-            f"the first {a[first]!r} at index {first}."
+            f"the first {plain(a[first])} at index {first}."
         )
         raise InputError(msg)
     return batch

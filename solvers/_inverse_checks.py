@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._inverse_noise import NOISE_HINT
-from .checks import check_int, check_real, is_real
+from .checks import check_int, check_real, is_real, plain
 from .contract import check_finite, ordered_values
 from .errors import InputError, ShapeError
 
@@ -84,7 +84,7 @@ def check_coefficient(a: Any, *, want: tuple[int, ...], name: str,
         hint = (" (a surrogate's coefficient can dip below 0: "
                 "solvers.darcy_inverse.admissible_start raises it to a floor)"
                 if name == "initial_guess" else "")
-        msg = f"`{name}` must be > 0 everywhere; got minimum {float(arr.min())!r}{hint}."
+        msg = f"`{name}` must be > 0 everywhere; got minimum {plain(arr.min())}{hint}."
         raise InputError(msg)
     if arr.min() < 1 / MAGNITUDE or arr.max() > MAGNITUDE:
         msg = (f"`{name}` must have values within [1e-50, 1e50]; got values in "
@@ -106,7 +106,7 @@ def check_noise_levels(noise_level: Any, n_samples: int, *, default: float) -> A
     raw = np.asarray(getattr(noise_level, "values", noise_level))
     if raw.dtype.kind not in "fiu":
         msg = (f"`noise_level` must be a number or an array of numbers ({NOISE_HINT}); "
-               f"got {noise_level!r}.")
+               f"got {plain(noise_level)}.")
         raise InputError(msg)
     levels = raw.astype(np.float64)
     if levels.ndim == 0:

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_adjoint import average_pool_nodes
-from .checks import is_int, is_real
+from .checks import is_int, is_real, plain
 from .contract import check_finite
 from .errors import InputError, ShapeError
 
@@ -37,7 +37,8 @@ def check_noise_level(value: Any, *, name: str = "noise_level") -> float:
     slip: the level is ``||noise|| / ||u||``, so 5 % is ``0.05``).
     """
     if not is_real(value) or not np.isfinite(value) or not 0.0 <= value < 1.0:
-        msg = f"`{name}` must be a relative noise level in [0, 1) ({NOISE_HINT}); got {value!r}."
+        msg = (f"`{name}` must be a relative noise level in [0, 1) ({NOISE_HINT}); "
+               f"got {plain(value)}.")
         raise InputError(msg)
     return float(value)
 
@@ -78,14 +79,15 @@ def admissible_start(a: ArrayLike, *, bounds: tuple[float, float] | None = None,
         raise InputError(msg)
     check_finite(arr, name="a")
     if not is_real(floor_ratio) or not 0 < floor_ratio <= 1:
-        msg = f"`floor_ratio` must lie in (0, 1]; got {floor_ratio!r}."
+        msg = f"`floor_ratio` must lie in (0, 1]; got {plain(floor_ratio)}."
         raise InputError(msg)
     batch = arr.astype(np.float64).reshape(-1, *arr.shape[-2:])
     if bounds is not None:
         ok = isinstance(bounds, tuple | list) and len(bounds) == 2 and all(
             is_real(v) and np.isfinite(v) for v in bounds)
         if not ok or not 0 < bounds[0] < bounds[1]:
-            msg = f"`bounds` must be None or (lower, upper) with 0 < lower < upper; got {bounds!r}."
+            msg = ("`bounds` must be None or (lower, upper) with 0 < lower < upper; "
+                   f"got {plain(bounds)}.")
             raise InputError(msg)
         low, high = float(bounds[0]), float(bounds[1])
         out = np.clip(batch, low * (1 + 1e-9), high * (1 - 1e-9))
@@ -108,9 +110,9 @@ def _number(value: Any, *, name: str, fraction: bool = False) -> float:
     if not is_real(value) or not np.isfinite(value) or value < 0 or (fraction and value >= 1):
         if fraction:
             msg = (f"`{name}` must be a noise factor in [0, 1), a fraction (0.01 for 1 %, not "
-                   f"1); got {value!r}.")
+                   f"1); got {plain(value)}.")
         else:
-            msg = f"`{name}` must be a finite number >= 0; got {value!r}."
+            msg = f"`{name}` must be a finite number >= 0; got {plain(value)}."
         raise InputError(msg)
     return float(value)
 
@@ -245,7 +247,7 @@ def pool_coefficient(a: ArrayLike, *, factor: int) -> Array:
     arr = np.asarray(a, dtype=np.float64)
     n = arr.shape[-1]
     if not is_int(factor) or factor < 1 or (n - 1) % factor:
-        msg = f"`factor` must be an int >= 1 dividing n - 1 = {n - 1}; got {factor!r}."
+        msg = f"`factor` must be an int >= 1 dividing n - 1 = {n - 1}; got {plain(factor)}."
         raise InputError(msg)
     return average_pool_nodes(arr, factor=int(factor))
 

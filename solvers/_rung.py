@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import plain
 from .errors import InputError
 
 __all__ = ["Rung"]
@@ -44,7 +45,7 @@ class Rung:
         res = self.resolution
         if res is not None and (isinstance(res, bool) or not isinstance(res, int | np.integer)
                                 or res < 2):
-            msg = f"`resolution` must be None or an integer >= 2; got {res!r}."
+            msg = f"`resolution` must be None or an integer >= 2; got {plain(res)}."
             raise InputError(msg)
         if res is not None:
             object.__setattr__(self, "resolution", int(res))

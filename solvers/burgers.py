@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _burgers_fd, _burgers_spectral
-from .checks import check_int, check_real
+from .checks import check_int, check_real, plain
 from .contract import SolveReport, SolverInput, SolverOutput, as_batch, check_positive
 from .errors import InputError
 
@@ -41,14 +41,14 @@ def _validate_common(obj: Any) -> None:
         if raw.dtype.kind not in "fiu":
             msg = (
                 "`output_times` must be a non-empty 1-D sequence of finite real times; "
-                f"got {obj.output_times!r} (dtype {raw.dtype})."
+                f"got {plain(obj.output_times)} (dtype {raw.dtype})."
             )
             raise InputError(msg)
         t = raw.astype(np.float64)
         if t.ndim != 1 or t.size == 0 or not np.isfinite(t).all():
             msg = (
                 "`output_times` must be a non-empty 1-D sequence of finite times; "
-                f"got {obj.output_times!r}."
+                f"got {plain(obj.output_times)}."
             )
             raise InputError(msg)
         if (t < 0).any() or (t > obj.final_time).any():

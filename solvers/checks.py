@@ -34,7 +34,8 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["check_choice", "check_int", "check_optional_int", "check_real", "is_int", "is_real"]
+__all__ = ["check_choice", "check_int", "check_optional_int", "check_real", "is_int", "is_real",
+           "plain"]
 
 
 def is_int(value: object) -> bool:
@@ -47,10 +48,38 @@ def is_real(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
+def plain(value: object) -> str:
+    """``value`` as a message shows it: numbers plainly, whatever their type.
+
+    A numpy scalar prints as the Python number it holds (``-3.0``, not
+    ``np.float64(-3.0)``), an array as a list of numbers, a tuple or list element by element;
+    anything else by its ``repr``.
+
+    >>> plain(np.float64(-3.0)), plain(np.int64(7)), plain((np.float32(0.1), 2))
+    ('-3.0', '7', '(0.1, 2)')
+    >>> plain(np.arange(3)), plain("x")
+    ('[0, 1, 2]', "'x'")
+    """
+    if isinstance(value, np.number | np.bool_):
+        return str(value)  # the shortest digits of its own precision: float32 0.1 is 0.1
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if isinstance(value, np.ndarray):
+        return plain(value[()]) if value.ndim == 0 else plain(list(value))
+    if isinstance(value, tuple | list):
+        items = [plain(v) for v in value]
+        if isinstance(value, list):
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    return repr(value)
+
+
 def _received(value: object) -> str:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return repr(value)
-    return f"{value!r} ({type(value).__name__})"
+    if is_real(value):  # int, float, np.float32 ...: the number alone
+        return plain(value)
+    if isinstance(value, bool | np.bool_):  # a bool is refused as a number: say so
+        return f"{plain(value)} (bool)"
+    return f"{plain(value)} ({type(value).__name__})"
 
 
 def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:

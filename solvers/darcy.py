@@ -52,7 +52,7 @@ from ._darcy_grid import (
     _maxiter,
 )
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
-from .checks import check_int
+from .checks import check_int, plain
 from .contract import SolveReport, SolverInput, SolverOutput, check_finite
 from .errors import ConvergenceError, InputError, ShapeError
 
@@ -323,7 +323,7 @@ class DarcyFEMSolver(_DarcyGridSolver):
             raise ShapeError(msg)
         check_finite(coef, name="coefficient")
         if (coef <= 0).any():
-            msg = f"`coefficient` must be > 0; got minimum {coef.min()!r}."
+            msg = f"`coefficient` must be > 0; got minimum {plain(coef.min())}."
             raise InputError(msg)
         x0_full = None
         if initial_guess is not None:

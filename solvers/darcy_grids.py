@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._darcy_fd import AVERAGINGS
 from ._darcy_grid import _as_field, _blas_limit, _check_choice, _check_common, _maxiter
 from ._darcy_linear import solve_linear
+from .checks import plain
 from .contract import Batch, SolveReport, SolverInput, SolverOutput, as_batch
 from .darcy import DarcyFDSolver
 from .errors import ConvergenceError, InputError, ShapeError
@@ -57,7 +58,7 @@ def _coefficient(inputs: SolverInput, *, minimum: int) -> Batch:
     if (a <= 0).any():
         first = tuple(int(i) for i in np.argwhere(a <= 0)[0])
         msg = (f"`a` must be > 0 everywhere; got {np.count_nonzero(a <= 0)} value(s) <= 0, "
-               f"the first {a[first]!r} at index {first}.")
+               f"the first {plain(a[first])} at index {first}.")
         raise InputError(msg)
     return batch
 

@@ -61,6 +61,7 @@ from ._inverse_noise import (
     pool_coefficient,
 )
 from ._inverse_report import InverseSolveReport
+from .checks import plain
 from .contract import Batch, SolverInput, SolverOutput, as_batch
 from .errors import ConvergenceError, ConvergenceWarning, InputError, ShapeError
 
@@ -189,7 +190,7 @@ class DarcyInverseSolver:
         # float() first: a numpy float16/float32 forcing compared with MAGNITUDE overflows.
         if not is_real(f) or not np.isfinite(f) or not 1 / MAGNITUDE <= abs(float(f)) <= MAGNITUDE:
             msg = (f"`forcing` must be a finite nonzero number (f = 0 gives u = 0) of magnitude "
-                   f"within [1e-50, 1e50]; got {f!r}.")
+                   f"within [1e-50, 1e50]; got {plain(f)}.")
             raise InputError(msg)
         values: dict[str, Any] = {"forcing": float(f)}
         for name, valid in (("averaging", AVERAGINGS), ("linear_solver", LINEAR_SOLVERS)):
@@ -200,7 +201,7 @@ class DarcyInverseSolver:
         for name in ("tol", "misfit_tol"):
             v = self.__dict__[name]
             if real(v, name=name) >= 1.0:
-                msg = f"`{name}` must be a finite number in (0, 1); got {v!r}."
+                msg = f"`{name}` must be a finite number in (0, 1); got {plain(v)}."
                 raise InputError(msg)
             values[name] = float(v)
         values["tv_smoothing"] = real(self.tv_smoothing, name="tv_smoothing")
@@ -217,7 +218,7 @@ class DarcyInverseSolver:
             if not ok or not (np.isfinite(b[0]) and np.isfinite(b[1]) and 0 < b[0] < b[1]) or (
                     b[0] < 1 / MAGNITUDE or b[1] > MAGNITUDE):
                 msg = (f"`bounds` must be None or (lower, upper) with 0 < lower < upper, both "
-                       f"finite and within [1e-50, 1e50]; got {b!r}.")
+                       f"finite and within [1e-50, 1e50]; got {plain(b)}.")
                 raise InputError(msg)
             values["bounds"] = (float(b[0]), float(b[1]))
         for name, v in values.items():

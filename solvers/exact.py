@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .checks import plain
 from .contract import check_finite, check_positive
 from .errors import InputError, ShapeError
 
@@ -68,7 +69,7 @@ def burgers_closed_form(
     """
     nu = check_positive(viscosity, name="viscosity")
     if not c > 1:
-        msg = f"`c` must be > 1 so that phi > 0; got {c!r}."
+        msg = f"`c` must be > 1 so that phi > 0; got {plain(c)}."
         raise InputError(msg)
     kappa = 2 * np.pi * int(wavenumber)
     xs = np.asarray(x, dtype=np.float64) - mean * t
@@ -108,7 +109,7 @@ def _check_times(times: ArrayLike) -> tuple[NDArray[np.float64], bool]:
     scalar = t.ndim == 0
     t = np.atleast_1d(t)
     if t.ndim != 1 or not np.isfinite(t).all() or (t < 0).any():
-        msg = f"`times` must be a finite time >= 0 or a 1-D array of them; got {times!r}."
+        msg = f"`times` must be a finite time >= 0 or a 1-D array of them; got {plain(times)}."
         raise InputError(msg)
     return t, scalar
 
@@ -180,7 +181,7 @@ def burgers_exact(
     if n_quad is None:
         n_quad = n * int(np.ceil(2048 / n))
     if n_quad < n or n_quad % n:
-        msg = f"`n_quad` must be a positive multiple of n={n}; got {n_quad!r}."
+        msg = f"`n_quad` must be a positive multiple of n={n}; got {plain(n_quad)}."
         raise InputError(msg)
     r = n_quad // n
     out = np.empty((batch.shape[0], t_arr.size, n))

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.fft
 from numpy.typing import ArrayLike, NDArray
 
-from .checks import check_int, check_real
+from .checks import check_int, check_real, plain
 from .errors import InputError, ShapeError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -309,7 +309,7 @@ def sample_seeds(seed: int, indices: ArrayLike) -> NDArray[np.uint64]:
         msg = f"`indices` must be a 1-D sequence of sample indices; got shape {idx.shape}."
         raise ShapeError(msg)
     if idx.size and (idx.dtype.kind not in "iu" or (idx < 0).any()):
-        msg = f"`indices` must be non-negative integers; got {idx.dtype} {idx[:5]!r}."
+        msg = f"`indices` must be non-negative integers; got {idx.dtype} {plain(idx[:5])}."
         raise InputError(msg)
     return np.array(
         [np.random.SeedSequence([int(seed), int(k)]).generate_state(1, np.uint64)[0] for k in idx],

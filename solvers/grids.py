@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from .checks import plain
 from .errors import InputError
 
 __all__ = ["GRID_CONVENTIONS", "describe_grid", "grid_coordinates", "grid_spacing"]
@@ -42,7 +43,7 @@ def _check(grid: object, n: object) -> tuple[str, int]:
         raise InputError(msg)
     minimum = 2 if grid == "nodes" else 1
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < minimum:
-        msg = f"`n` must be an integer >= {minimum}; got {n!r}."
+        msg = f"`n` must be an integer >= {minimum}; got {plain(n)}."
         raise InputError(msg)
     return str(grid), int(n)
 

@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._rung import Rung
+from .checks import plain
 from .errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -303,7 +304,7 @@ def _load_class(ref: str | type) -> type:
 def _check_points(n: object, *, periodic: bool) -> int:
     minimum = 1 if periodic else 2
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < minimum:
-        msg = f"`n` must be an integer >= {minimum}; got {n!r}."
+        msg = f"`n` must be an integer >= {minimum}; got {plain(n)}."
         raise InputError(msg)
     return int(n)
 

@@ -236,6 +236,8 @@ def test_test_split_is_what_training_saw(inverse_run):
     assert sur.test_split(data, max_samples=1)[0].shape == (1, N, N)
     with pytest.raises(InputError, match="`max_samples` must be None or an int >= 1"):
         sur.test_split(data, max_samples=0)
+    with pytest.raises(InputError, match=r"an int >= 1; got 0\.$"):  # not np.int64(0)
+        sur.test_split(data, max_samples=np.int64(0))
 
 
 def test_noisy_observations_follow_the_training_formula(inverse_run):

@@ -154,6 +154,11 @@ def test_policy_bad_threshold(problem):
     solver, _, u = problem
     with pytest.raises(InputError, match="`accept_residual` must be a relative residual in"):
         SurrogatePolicy(Fixed(u), solver, accept_residual=2.0)
+    # a numpy number prints as a number, not as np.float64(2.0)
+    with pytest.raises(InputError, match=r"in \(0, 1\); got 2\.0\.$"):
+        SurrogatePolicy(Fixed(u), solver, accept_residual=np.float64(2.0))
+    assert SurrogatePolicy(Fixed(u), solver, accept_residual=np.float32(1e-3)).accept_residual \
+        == pytest.approx(1e-3)
 
 
 def test_policy_needs_a_darcy_grid_solver(problem):

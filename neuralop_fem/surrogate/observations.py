@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from solvers.checks import plain
 from solvers.contract import SolverInput, SolverOutput, as_batch
 from solvers.darcy_inverse import paper_noise_to_relative
 
@@ -221,7 +222,7 @@ def load_test_split(sur: Surrogate, data: str | os.PathLike[str] | None = None, 
             raise RunDirectoryError(msg)
     if max_samples is not None and (not isinstance(max_samples, numbers.Integral)
                                     or isinstance(max_samples, bool) or max_samples < 1):
-        msg = f"`max_samples` must be None or an int >= 1; got {max_samples!r}."
+        msg = f"`max_samples` must be None or an int >= 1; got {plain(max_samples)}."
         raise InputError(msg)
     ds = load_dataset(data)
     if ds.attrs.get("problem") != sur.spec.data_problem:

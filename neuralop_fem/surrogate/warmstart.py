@@ -30,6 +30,7 @@ import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import NDArray
 
+from solvers.checks import check_real
 from solvers.contract import SolverInput, SolverOutput, SupportsSolve, as_batch
 
 from ..errors import ConvergenceError, InputError
@@ -240,14 +241,10 @@ class SurrogatePolicy:
     def __init__(self, surrogate: SupportsSolve, solver: DarcySolver, *,
                  accept_residual: float = 1e-6) -> None:
         _check_darcy_solver(solver)
-        if isinstance(accept_residual, bool) or not isinstance(accept_residual, int | float) \
-                or not 0.0 < accept_residual < 1.0:
-            msg = ("`accept_residual` must be a relative residual in (0, 1); "
-                   f"got {accept_residual!r}.")
-            raise InputError(msg)
+        self.accept_residual = check_real(accept_residual, name="accept_residual", low=0.0,
+                                          high=1.0, high_open=True, kind="a relative residual")
         self.surrogate = surrogate
         self.solver = solver
-        self.accept_residual = float(accept_residual)
 
     def solve(self, inputs: SolverInput) -> tuple[SolverOutput, xr.Dataset]:
         """Solve each sample by the policy.

@@ -23,7 +23,7 @@ from solvers import (
     NeumannGRF,
     PeriodicGRF,
 )
-from solvers.checks import check_int, check_real, is_int, is_real
+from solvers.checks import check_int, check_real, is_int, is_real, plain
 from solvers.exact_darcy import QuadraticDarcyProblem, SmoothDarcyProblem
 
 #: class -> the positional arguments it needs
@@ -128,6 +128,30 @@ def test_the_shared_checks_accept_numbers_and_refuse_the_rest():
         check_real("0.5", name="r", low=0.0, high=1.0)
     with pytest.raises(InputError, match=r"`k` must be an integer >= 0; got True \(bool\)"):
         check_int(True, name="k", minimum=0)
+
+
+def test_messages_print_numpy_numbers_plainly():
+    """A numpy scalar in a message reads as the number (``-3.0``), not as numpy's repr
+    (``np.float64(-3.0)``), whatever check or solver refuses it."""
+    assert [plain(v) for v in (np.float64(-3.0), np.float32(0.1), np.int64(7), np.bool_(True),
+                               (np.float64(1.0), 2), np.array([1.5, 2.0]), "s")] == [
+        "-3.0", "0.1", "7", "True", "(1.0, 2)", "[1.5, 2.0]", "'s'"]
+    cases = [
+        (lambda: check_real(np.float64(-3.0), name="r", low=0.0), "got -3.0."),
+        (lambda: check_real(np.float32(2.5), name="r", low=0.0, high=1.0), "got 2.5."),
+        (lambda: check_int(np.int64(-2), name="k", minimum=0), "got -2."),
+        (lambda: check_int(np.bool_(True), name="k", minimum=0), "got True (bool)."),
+        (lambda: DarcyInverseSolver(forcing=np.float64(0.0)), "got 0.0."),
+        (lambda: DarcyInverseSolver(tol=np.float64(2.0)), "got 2.0."),
+        (lambda: DarcyInverseSolver(bounds=(np.float64(2.0), np.float64(1.0))),
+         "got (2.0, 1.0)."),
+        (lambda: BurgersSpectralSolver(output_times=[np.float64(np.nan)]), "got [nan]."),
+    ]
+    for make, ending in cases:
+        with pytest.raises(InputError) as info:
+            make()
+        assert str(info.value).endswith(ending), str(info.value)
+        assert "np." not in str(info.value)
 
 
 def test_output_times_must_be_numbers():

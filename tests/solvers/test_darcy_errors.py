@@ -8,6 +8,7 @@ import skfem
 import xarray as xr
 
 from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
+from solvers.darcy_grids import DarcyCellFDSolver
 from solvers.errors import ConvergenceError, InputError, ShapeError
 
 SOLVERS = [DarcyFDSolver, DarcyFEMSolver]
@@ -51,6 +52,16 @@ def test_non_positive_coefficient(cls, bad):
     a[0, 3] = bad
     with pytest.raises(InputError, match=r"`a` must be > 0 everywhere.*index \(0, 0, 3\)"):
         cls().solve(a)
+
+
+@pytest.mark.parametrize("cls", [*SOLVERS, DarcyCellFDSolver])
+def test_non_positive_coefficient_prints_a_plain_number(cls):
+    a = np.full((9, 9), 3.0)
+    a[2, 5] = -3.0
+    with pytest.raises(InputError) as info:
+        cls().solve(a)
+    assert str(info.value) == ("`a` must be > 0 everywhere; got 1 value(s) <= 0, the first -3.0 "
+                               "at index (0, 2, 5).")  # not np.float64(-3.0)
 
 
 def test_integer_coefficient_is_not_cast():
@@ -147,7 +158,7 @@ def test_solve_mesh_coefficient_wrong_shape():
 
 def test_solve_mesh_coefficient_non_positive():
     mesh = skfem.MeshTri().refined(2)
-    with pytest.raises(InputError, match=r"`coefficient` must be > 0"):
+    with pytest.raises(InputError, match=r"`coefficient` must be > 0; got minimum -1\.0\.$"):
         DarcyFEMSolver(linear_solver="direct").solve_mesh(mesh, -np.ones(mesh.nelements))
 
 
