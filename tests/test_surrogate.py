@@ -162,6 +162,40 @@ def test_darcy_values_off_the_training_set_warn(darcy):
         sur.solve(a)
 
 
+def _ood_message(sur: Surrogate, a: np.ndarray) -> str:
+    with pytest.warns(OODWarning) as record:
+        sur.solve(a)
+    assert len(record) == 1
+    return str(record[0].message)
+
+
+def test_the_ood_warning_gives_only_the_reasons_that_apply(darcy):
+    """The training coefficients take the values 3 and 12 (contrast 4). A constant 3 has no
+    value off that set: the warning names its contrast, not values off the set; doubled
+    training inputs keep the contrast and have every value off the set."""
+    sur, ds = darcy
+    assert sur.ood_reference.value_set == (3.0, 12.0)
+    text = _ood_message(sur, np.full((2, 17, 17), 3.0))
+    assert "the coefficient's contrast max/min is 1 in every input (the training set's is 4)" \
+        in text
+    assert "outside the training set" not in text
+    assert "0.0%" not in text
+
+    a = np.asarray(ds.a.values[:2])
+    text = _ood_message(sur, 2.0 * a)
+    assert ("every input has coefficient values outside the training set's values 3 and 12 "
+            "(at up to 100.0% of the nodes)") in text
+    assert "contrast" not in text
+
+    # one input of two: the reason names it, and a mix of causes gives both
+    text = _ood_message(sur, np.stack([a[0], np.full((17, 17), 3.0)]))
+    assert "contrast max/min is 1 in 1 of 2 inputs" in text
+    assert "outside the training set" not in text
+    text = _ood_message(sur, np.stack([2.0 * a[0], np.full((17, 17), 3.0)]))
+    assert "1 of 2 inputs have coefficient values outside the training set's values" in text
+    assert "contrast max/min is 1 in 1 of 2 inputs" in text
+
+
 def test_grid_mismatch_is_refused(burgers):
     sur, ds = burgers
     with pytest.raises(ShapeError, match=r"must be on the model grid \(64,\).*resample=True"):
@@ -178,14 +212,58 @@ def test_nan_input_is_refused(burgers):
 
 def test_wrong_problem_is_refused(burgers):
     sur, _ = burgers
-    with pytest.raises(ShapeError, match="trained on burgers"):
+    with pytest.raises(ShapeError, match="for this burgers surrogate.*input of another problem"):
         sur.solve(np.ones((2, 64, 64, 1)))
+
+
+#: What each surrogate takes, as its shape errors begin.
+_BURGERS_SHAPES = ("`u0` must be (n_samples, 64) or (64,) for this burgers surrogate (or another "
+                   "grid, with resample=True); got shape ")
+_DARCY_SHAPES = ("`a` must be (n_samples, 17, 17) or (17, 17) for this darcy surrogate (or "
+                 "another square grid, with resample=True); got shape ")
+_OTHER = ": input of another problem?"
+
+
+@pytest.mark.parametrize(("which", "shape", "message"), [
+    # a batch of Burgers inputs given to Darcy, and a batch of Darcy inputs given to Burgers
+    ("darcy", (2, 512), f"{_DARCY_SHAPES}(2, 512), which looks like a batch of 1-D inputs{_OTHER}"),
+    ("burgers", (2, 17, 17),
+     f"{_BURGERS_SHAPES}(2, 17, 17), which looks like a batch of 2-D inputs{_OTHER}"),
+    ("darcy", (512,), f"{_DARCY_SHAPES}(512,), which looks like one 1-D input{_OTHER}"),
+    ("darcy", (2, 3, 17, 17),
+     f"{_DARCY_SHAPES}(2, 3, 17, 17), which looks like a batch of 3-D inputs{_OTHER}"),
+    ("darcy", (2, 17, 16), f"{_DARCY_SHAPES}(2, 17, 16), which is not a square grid."),
+    ("darcy", (17, 16), f"{_DARCY_SHAPES}(17, 16), which is not a square grid."),
+])
+def test_a_shape_error_names_the_shapes_the_surrogate_takes(which, shape, message, request):
+    """Either problem's surrogate says what it takes (model grid, batch or single input) and,
+    for the other problem's input, what the input looks like."""
+    sur, _ = request.getfixturevalue(which)
+    with pytest.raises(ShapeError) as info:
+        sur.solve(np.full(shape, 3.0))
+    assert str(info.value) == message
+
+
+def test_a_square_batch_off_the_model_grid_may_be_one_input_of_another_problem(burgers):
+    sur, _ = burgers
+    with pytest.raises(ShapeError, match=r"got \(17,\) \(from shape \(17, 17\), which could also "
+                                         r"be one 2-D input: input of another problem\?\)\. Pass "
+                                         r"resample=True"):
+        sur.solve(np.ones((17, 17)))
 
 
 def test_nonpositive_coefficient_is_refused(darcy):
     sur, _ = darcy
     with pytest.raises(InputError, match=r"`a` must be > 0"):
         sur.solve(-np.ones((17, 17)))
+    a = np.full((2, 17, 17), 3.0)
+    a[1, 4, 4] = -3.0
+    with pytest.raises(InputError) as info:
+        sur.solve(a)
+    assert str(info.value) == "`a` must be > 0 everywhere; got minimum -3.0."  # not np.float64
+    # its training solver says the same plainly
+    with pytest.raises(InputError, match=r"the first -3\.0 at index \(1, 4, 4\)\.$"):
+        sur.reference_solver().solve(a)
 
 
 @pytest.mark.parametrize("which", ["burgers", "darcy"])

@@ -211,30 +211,59 @@ class OODReference:
     def flags(
         self, inputs: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.bool_], str]:
-        """Scores, per-sample flags and a message describing the flagged samples."""
+        """Scores, per-sample flags and a message giving each reason that applies.
+
+        The reasons, joined by ``"; "``: a score above :attr:`threshold`; (Darcy) values off
+        the training value set; a contrast ``max a / min a`` other than the training one. Each
+        names the inputs it applies to (``"2 of 5 inputs"``, ``"every input"``).
+        """
         score = self.score(inputs)
         flagged = score > self.threshold
         parts = []
         if flagged.any():
+            subject, every = _which(flagged)
             parts.append(
-                f"{int(flagged.sum())} of {len(score)} input(s) have an out-of-distribution score "
+                f"{subject} {'has' if every else 'have'} an out-of-distribution score "
                 f"d^2 up to {score.max():.3g} > {self.threshold:.3g} "
                 f"(chi2 {OOD_QUANTILE} quantile, "
                 f"statistics {STAT_NAMES[self.problem]} vs {self.n_train} training inputs)"
             )
         if self.value_set:
             off = self.off_set_fraction(inputs)
-            ratio = inputs.reshape(len(inputs), -1).max(1) / inputs.reshape(len(inputs), -1).min(1)
+            flat = inputs.reshape(len(inputs), -1)
+            ratio = flat.max(1) / flat.min(1)
             want = max(self.value_set) / min(self.value_set)
-            bad = (off > OFF_SET_LIMIT) | (np.abs(ratio / want - 1.0) > 0.01)
-            if bad.any():
+            off_set = off > OFF_SET_LIMIT
+            other_ratio = np.abs(ratio / want - 1.0) > 0.01
+            if off_set.any():  # each reason only where it applies, for the inputs it applies to
+                subject, every = _which(off_set)
                 parts.append(
-                    f"{int(bad.sum())} input(s) have coefficient values outside the training set "
-                    f"{self.value_set} (up to {off.max():.1%} of the nodes) or a contrast ratio "
-                    f"other than {want:.3g} (got {ratio.min():.3g}..{ratio.max():.3g})"
-                )
-            flagged = flagged | bad
+                    f"{subject} {'has' if every else 'have'} coefficient values outside the "
+                    f"training set's values {_and(self.value_set)} (at up to "
+                    f"{off[off_set].max():.1%} of the nodes)")
+            if other_ratio.any():
+                low, high = ratio[other_ratio].min(), ratio[other_ratio].max()
+                got = f"{low:.3g}" if f"{low:.3g}" == f"{high:.3g}" else f"{low:.3g} to {high:.3g}"
+                parts.append(
+                    f"the coefficient's contrast max/min is {got} in {_which(other_ratio)[0]} "
+                    f"(the training set's is {want:.3g})")
+            flagged = flagged | off_set | other_ratio
         return score, flagged, "; ".join(parts)
+
+
+def _which(mask: NDArray[np.bool_]) -> tuple[str, bool]:
+    """The inputs ``mask`` selects, in words, and whether that is all of them (a singular
+    subject: ``"every input"``, ``"the input"``; else ``"2 of 5 inputs"``)."""
+    n, k = mask.size, int(mask.sum())
+    if k == n:
+        return ("the input" if n == 1 else "every input"), True
+    return f"{k} of {n} inputs", False
+
+
+def _and(values: Sequence[float]) -> str:
+    """``(3.0, 12.0)`` -> ``"3 and 12"``."""
+    text = [f"{v:g}" for v in values]
+    return text[0] if len(text) == 1 else f"{', '.join(text[:-1])} and {text[-1]}"
 
 
 def reference_from_inputs(inputs: NDArray[np.float64], problem: str) -> OODReference | None:

@@ -22,14 +22,15 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from solvers.checks import check_int
+from solvers.checks import check_int, plain
 from solvers.contract import Batch, Solver, SolveReport, SolverInput, SolverOutput, as_batch
 from solvers.problems import get_problem
 
 from ..data.ood import OODReference
 from ..data.provenance import unknown_physics
-from ..errors import InputError, RunDirectoryError, ShapeError
+from ..errors import InputError, RunDirectoryError
 from ..models.size import check_resolution
+from .input_shape import InputShape
 from .module_adapter import surrogate_from_module
 from .resample import resample_nodes, resample_periodic
 from .run_record import load_operator, lookup, ood_from_provenance
@@ -319,7 +320,8 @@ class Surrogate:
         Raises
         ------
         ShapeError
-            Input dimensionality of another problem, or (without ``resample``) another grid.
+            Input dimensionality of another problem (the message says whose input it looks
+            like), a grid that is not square, or (without ``resample``) another grid.
         InputError
             NaN/inf, a non-positive coefficient, an ``initial_guess``, or inputs for which the
             model returns non-finite values (far outside its training distribution).
@@ -333,30 +335,18 @@ class Surrogate:
             msg = ("`initial_guess` must be None for a surrogate; "
                    f"got {type(initial_guess).__name__}.")
             raise InputError(msg)
-        name, core = self.spec.input_name, self.spec.dims
-        ndim = np.ndim(getattr(inputs, "values", inputs))
-        if ndim not in (len(core), len(core) + 1):
-            msg = (f"`{name}` must be {self.problem} input with shape (n_samples, "
-                   f"{', '.join(core)}) or ({', '.join(core)},); got a {ndim}-D array (shape "
-                   f"{np.shape(getattr(inputs, 'values', inputs))}), the input of another "
-                   f"problem. This surrogate was trained on {self.problem} at resolution "
-                   f"{self.resolution}.")
-            raise ShapeError(msg)
-        batch = as_batch(inputs, name=name, core_dims=core)
+        name = self.spec.input_name
+        shape = np.shape(getattr(inputs, "values", inputs))
+        taken = InputShape(name=name, problem=self.problem, ndim=len(self.spec.dims),
+                           resolution=self.resolution)
+        taken.check_dims(shape)
+        batch = as_batch(inputs, name=name, core_dims=self.spec.dims)
         values = batch.values
-        if len(set(values.shape[1:])) > 1:
-            msg = f"`{name}` must be on a square grid; got shape {values.shape[1:]}."
-            raise ShapeError(msg)
+        taken.check_grid(values.shape[1:], shape, resample=resample)
         if self.spec.positive_input and (values <= 0).any():
-            msg = f"`{name}` must be > 0 everywhere; got minimum {values.min()!r}."
+            msg = f"`{name}` must be > 0 everywhere; got minimum {plain(values.min())}."
             raise InputError(msg)
         n_in = values.shape[-1]
-        if n_in != self.resolution and not resample:
-            want = (self.resolution,) * len(core)
-            msg = (f"`{name}` must be on the model grid {want} (the training resolution); got "
-                   f"{values.shape[1:]}. Pass resample=True to resample to the model grid "
-                   "and back.")
-            raise ShapeError(msg)
         t0 = time.perf_counter()
         model_in = self._to_model_grid(values)
         self._check_ood(model_in)
