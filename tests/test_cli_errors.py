@@ -23,6 +23,7 @@ import pytest
 import scipy.io
 
 from neuralop_fem.data import generate
+from neuralop_fem.zoo import available, planned_missing
 
 from .helpers import corrupt_chunk
 
@@ -125,6 +126,13 @@ CASES = [
           "--out {tmp}/r", "at least 3 samples", "got 2 in {b2}"),
     _case("train-modes-too-many-for-the-grid", f"{TRAIN} --n-train 8 --n-val 4 --n-test 4 "
           "--resolution 16 --out {tmp}/r", "n >= 30", "n=16", "`--set modes=9`"),
+    # a file of another problem: each command names --data, what it must be and what it is
+    _case("train-data-of-another-problem", "train --data {d} --preset burgers-galerkin "
+          "--out {tmp}/r", "--data must be a burgers dataset", "got a darcy dataset", "{d}"),
+    _case("eval-data-of-another-problem", "evaluate {run} --data {d}",
+          "--data must be a burgers dataset", "got a darcy dataset", "{d}"),
+    _case("cmp-data-of-another-problem", "compare {run} --data {d} --out {tmp}/c",
+          "--data must be a burgers dataset", "got a darcy dataset", "{d}"),
     _case("eval-batch-size-negative", f"{EVAL} --batch-size -3", "--batch-size", "'-3'"),
     _case("eval-batch-size-0", f"{EVAL} --batch-size 0", "--batch-size", "'0'"),
     _case("eval-indices-past-the-end", f"{EVAL} --indices 0:1000", "--indices", "'0:1000'",
@@ -166,6 +174,34 @@ CASES = [
     # the top level
     _case("unknown-command", "frobnicate", "COMMAND", "'frobnicate'"),
 ]
+
+
+def _zoo_name_cases() -> list[Case]:
+    """A zoo model's name where a run directory is expected (``zoo:`` left off): every
+    command taking RUN_DIR suggests ``zoo:NAME``; for a planned model this version does not
+    ship, it says so instead."""
+    shipped, pending = available(), planned_missing()
+    cases = []
+    if shipped:
+        name = shipped[0]
+        hint = f"which does not exist; did you mean zoo:{name}?"
+        cases += [
+            _case("eval-zoo-name-without-prefix", f"evaluate {name} --data {{b}}", "RUN_DIR",
+                  f"'{name}'", hint),
+            _case("cmp-zoo-name-without-prefix", f"compare {name} --data {{b}} --out {{tmp}}/c",
+                  "RUN_DIR", hint),
+            _case("zoo-add-zoo-name-without-prefix", f"zoo add {name} --name x --data {{b}}",
+                  "RUN_DIR", hint),
+        ]
+    if pending:
+        name = pending[0]
+        cases.append(_case("eval-planned-zoo-name-without-prefix",
+                           f"evaluate {name} --data {{b}}", "RUN_DIR", f"(zoo:{name})",
+                           "is planned but not in this version"))
+    return cases
+
+
+CASES += _zoo_name_cases()
 
 
 def _mat_files(tmp: Path) -> dict[str, Path]:

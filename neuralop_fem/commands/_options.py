@@ -35,6 +35,7 @@ __all__ = [
     "check_output_dir",
     "check_output_file",
     "check_paths_apart",
+    "check_run_dir",
     "device",
     "float_range",
     "indices",
@@ -214,9 +215,35 @@ output_file = _path_type(_output_file_problem, "output file")
 output_dir = _path_type(_output_dir_problem, "output directory")
 
 
+def _zoo_hint(path: Path) -> str:
+    """For a missing directory named like a zoo model (``burgers-fno``): ``; did you mean
+    zoo:burgers-fno?``, or for a planned model this version does not ship, why ``zoo:NAME``
+    would not load either; else ``""``."""
+    from ..errors import InputError
+    from ..zoo import PLANNED, PREFIX, available, entry_dir
+
+    name = os.fspath(path)
+    if path.exists() or name not in (*available(), *PLANNED):
+        return ""
+    try:
+        entry_dir(name)
+    except InputError as exc:  # planned, not shipped: the zoo's own words
+        return f"; as a zoo model ({PREFIX}{name}): {str(exc).rstrip('.')}"
+    return f"; did you mean {PREFIX}{name}?"
+
+
+def _run_dir_problem(path: Path) -> str | None:
+    what = _input_dir_problem(path)
+    return None if what is None else what + _zoo_hint(path)
+
+
 def run_dir(text: str) -> Path:
     """An argparse type: a run directory, or ``zoo:NAME`` (a model of the zoo shipped with
-    the package: its directory, :func:`neuralop_fem.zoo.resolve_run_dir`)."""
+    the package: its directory, :func:`neuralop_fem.zoo.resolve_run_dir`).
+
+    A missing directory named like a zoo model gets a hint: ``must be an existing directory;
+    got 'burgers-fno', which does not exist; did you mean zoo:burgers-fno?``.
+    """
     if text.startswith("zoo:"):
         from ..errors import InputError
         from ..zoo import resolve_run_dir
@@ -225,7 +252,11 @@ def run_dir(text: str) -> Path:
             return resolve_run_dir(text)
         except InputError as exc:
             raise argparse.ArgumentTypeError(str(exc).rstrip(".")) from None
-    return input_dir(text)
+    path = Path(text)
+    what = _run_dir_problem(path)
+    if what is not None:
+        raise argparse.ArgumentTypeError(what)
+    return path
 
 
 run_dir.role = "input"  # type: ignore[attr-defined]  # read by check_paths_apart
@@ -330,6 +361,13 @@ def check_input_file(path: Path, option: str) -> Path:
 def check_input_dir(path: Path, option: str) -> Path:
     """Check that ``path`` is an existing directory."""
     _check(_input_dir_problem(path), option)
+    return path
+
+
+def check_run_dir(path: Path, option: str = "RUN_DIR") -> Path:
+    """Check that ``path`` (a :func:`run_dir` argument, ``zoo:NAME`` resolved) is an existing
+    directory; one named like a zoo model gets the hint ``did you mean zoo:NAME?``."""
+    _check(_run_dir_problem(path), option)
     return path
 
 

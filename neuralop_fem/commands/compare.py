@@ -17,9 +17,9 @@ import logging
 
 from ._options import (
     check_indices,
-    check_input_dir,
     check_input_file,
     check_new_output_dir,
+    check_run_dir,
     device,
     indices,
     input_file,
@@ -102,7 +102,7 @@ def _budget(text: str) -> float | None:
 
 def _check(args: argparse.Namespace) -> None:
     """The paths and device, before anything is loaded or solved."""
-    check_input_dir(args.run_dir, "RUN_DIR")
+    check_run_dir(args.run_dir)
     check_input_file(args.data, "--data")
     check_indices(args.indices, args.data)
     check_new_output_dir(args.out, "--out", overwrite=args.overwrite)

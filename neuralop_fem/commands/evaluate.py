@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 from ..zoo import is_entry
 from ._options import (
     check_indices,
-    check_input_dir,
     check_input_file,
     check_output_apart,
     check_output_dir,
     check_output_file,
+    check_run_dir,
     device,
     indices,
     input_file,
@@ -113,7 +113,7 @@ def _table(result: RunEvaluation) -> str:
 
 def _check(args: argparse.Namespace) -> None:
     """The paths and device, before anything is loaded or evaluated."""
-    check_input_dir(args.run_dir, "RUN_DIR")
+    check_run_dir(args.run_dir)
     check_input_file(args.data, "--data")
     check_indices(args.indices, args.data)
     if args.out is None:  # the default --out goes to RUN_DIR (a zoo model's: here)

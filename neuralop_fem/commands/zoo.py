@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from ._options import (
-    check_input_dir,
     check_input_file,
+    check_run_dir,
     device,
     input_dir,
     input_file,
@@ -108,7 +108,7 @@ def _show(name: str, root: Path | None) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
-    check_input_dir(args.run_dir, "RUN_DIR")
+    check_run_dir(args.run_dir)
     check_input_file(args.data, "--data")
     from ..zoo.pack import add_to_zoo
 

@@ -247,8 +247,8 @@ def fit_to_data(
     ``config, notes = fit_to_data(training_preset("burgers-galerkin"), "small.nc")``
     """
     ds = open_data(data)
-    check_problem(ds, config, preset=preset)
     where = "the dataset" if isinstance(data, xr.Dataset) else os.fspath(data)
+    check_problem(ds, config, preset=preset, source=None if isinstance(data, xr.Dataset) else where)
     kw = {"keep": keep, "names": names, "where": where}
     sizes, split_note = fit_split(int(ds.sizes["sample"]), config, **kw)
     resolution, res_note = fit_resolution(int(ds.sizes["x"]), config, model_config=model_config,

@@ -132,13 +132,34 @@ class TrainingData:
     ood_reference: dict[str, Any] | None = None
 
 
-def check_problem(data: xr.Dataset, config: TrainConfig, *, preset: str | None = None) -> None:
-    """Refuse a dataset whose ``problem`` does not fit the task."""
+def check_problem(data: xr.Dataset, config: TrainConfig, *, preset: str | None = None,
+                  source: str | os.PathLike[str] | None = None) -> None:
+    """Refuse a dataset whose ``problem`` does not fit the task.
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+    config : TrainConfig
+    preset : str, optional
+        Named in the message (else the task).
+    source : path, optional
+        The file ``data`` came from, named in the message (default: the file it was opened
+        from, when known).
+
+    Raises
+    ------
+    ConfigError
+        A dataset of another problem; the message names the argument (``data``, on the
+        command line ``--data``), the problem it must be, the problem it is and the file.
+    """
     problem = data.attrs.get("problem")
     want = get_problem(config.task).data_problem
     if problem != want:
         who = f"preset {preset!r}" if preset else f"task {config.task!r}"
-        msg = f"the data must be a {want} dataset for {who}; got a {problem} dataset."
+        got = f"a {problem} dataset" if problem else "a dataset that names no problem"
+        source = source if source is not None else data.encoding.get("source")
+        where = f" ({os.fspath(source)})" if source is not None else ""
+        msg = f"`data` must be a {want} dataset for {who}; got {got}{where}."
         raise ConfigError(msg)
 
 
@@ -197,7 +218,7 @@ def build_training_data(
     if path is None and not isinstance(data, xr.Dataset):
         path = data
     ds = open_data(data)
-    check_problem(ds, config, preset=preset)
+    check_problem(ds, config, preset=preset, source=path)
     problem = get_problem(config.task)
     n_full = int(ds.sizes["x"])
     resolution = n_full if config.resolution is None else config.resolution
@@ -206,8 +227,9 @@ def build_training_data(
     coarse = None
     grid = dataset_grid(ds.attrs, problem.data_problem, source=str(path or "`data`"))
     if problem.inverse and grid != "nodes":
-        msg = (f"the inverse task learns from Darcy data on the node grid; got a dataset on "
-               f"the {grid} grid ({describe_grid(grid, n_full, problem.ndim)}).")
+        where = f" ({os.fspath(path)})" if path is not None else ""
+        msg = (f"`data` must be Darcy data on the node grid for the inverse task; got a dataset "
+               f"on the {grid} grid ({describe_grid(grid, n_full, problem.ndim)}){where}.")
         raise DatasetError(msg)
     if problem.inverse:
         coarse = int(model.output_size(resolution))

@@ -115,7 +115,7 @@ class Trainer:
         self._t_start = time.perf_counter()
         path = None if isinstance(data, xr.Dataset) else data
         dataset = open_data(data)  # opened (and validated) once
-        check_problem(dataset, config, preset=preset)  # before touching run_dir
+        check_problem(dataset, config, preset=preset, source=path)  # before touching run_dir
         self._identity_value = self._identity(data)
         self._lock = None
         self._threads_before = torch.get_num_threads()  # given back by close()
