@@ -163,7 +163,6 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     if max_samples is not None:
         idx = idx[:max_samples]
     seen = seen_in_training(sur.run_info, ds, idx)
-    seen_note = warn_if_seen(seen, int(idx.size))
     n_file = int(ds.sizes["x"])
     grid = dataset_grid(ds.attrs, problem.data_problem, source=os.fspath(data))
     # Warm starts and the ladder work on node-grid systems; other grids compare plainly.
@@ -197,6 +196,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                 _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder,
                       workers=(os.cpu_count() or 1) if workers is None else int(workers),
                       ladder_budget=ladder_budget)
+    seen_note = warn_if_seen(seen, int(idx.size))  # after the comparison: an error comes alone
     result.attrs.update(cpu_load_1min=load, cpu_count=cpus, seen_in_training=seen["train"],
                         seen_in_validation=seen["val"], seen_warning=seen_note or "")
     result.attrs.update(run_dir=os.fspath(Path(run_dir).resolve()), data=os.fspath(data),

@@ -206,7 +206,6 @@ def evaluate_run(
     n = info["resolution"] if resolution is None else int(resolution)
     idx = parse_indices(indices, n_samples=int(ds.sizes["sample"]), test=info["splits"]["test"])
     seen = seen_in_training(info, ds, idx)
-    warn_if_seen(seen, int(idx.size))
     coarse = None
     norm = None
     if get_problem(config.task).inverse:
@@ -237,6 +236,7 @@ def evaluate_run(
                              ("spectra", fourier_error_spectrum)):
             peer[name].append(metric(pred, target))
         grid = target.shape[1:]
+    warn_if_seen(seen, int(idx.size))  # once the samples were read: an error comes alone
     rel_l2 = np.concatenate(l2)
     rel_h1 = np.concatenate(h1)
     per_sample = {k: np.concatenate(v) for k, v in peer.items()}
