@@ -88,12 +88,29 @@ def test_the_ladder_budget_is_recorded_and_a_bad_one_is_one_line(run_dir, tmp_pa
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
+# the fixture's run trained on every sample of its file
+@pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.seen.SeenInTrainingWarning")
+def test_compare_run_keeps_an_earlier_report_unless_overwrite(run_dir, tmp_path):
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "summary.md").write_text("an earlier report\n")
+    with pytest.raises(InputError, match="`out` must be a new or empty directory"):
+        compare_run(run_dir, data=run_dir.parent / "b.nc", out=out, indices="0:2", ladder=False)
+    assert (out / "summary.md").read_text() == "an earlier report\n"
+    report = compare_run(run_dir, data=run_dir.parent / "b.nc", out=out, indices="0:2",
+                         ladder=False, overwrite=True)
+    report["dataset"].close()
+    assert (out / "summary.md").read_text().startswith("# burgers")
+
+
 def test_a_users_ladder_of_another_problem_is_refused(run_dir, tmp_path):
     with pytest.raises(InputError, match="solves 'darcy'; the comparison is of 'burgers'"):
         compare_run(run_dir, data=run_dir.parent / "b.nc", out=tmp_path / "rep",
                     indices="0:2", ladder=[DarcyFDSolver()])
 
 
+# the fixture's run trained on every sample of its file
+@pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.seen.SeenInTrainingWarning")
 def test_the_reports_own_timings_run_the_surrogate_on_one_thread(run_dir, tmp_path,
                                                                    monkeypatch):
     """Like the solver's one process and the verdict's one-thread figures; the user's thread
@@ -124,6 +141,8 @@ def test_the_reports_own_timings_run_the_surrogate_on_one_thread(run_dir, tmp_pa
     report["dataset"].close()
 
 
+# the fixture's run trained on every sample of its file
+@pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.seen.SeenInTrainingWarning")
 @pytest.mark.parametrize(("load", "busy"), [(3.0, True), (1.2, False)])
 def test_a_busy_cpu_is_named_in_the_report(run_dir, tmp_path, monkeypatch, load, busy):
     """Other work on the CPU inflates every time: the report says so (the load average is
@@ -148,9 +167,9 @@ def test_the_docs_snippet_runs_as_written(tmp_path):
 
     run = darcy_run(tmp_path, n=43, n_samples=6)
     (tmp_path / "runs").mkdir()
-    run.rename(tmp_path / "runs" / "darcy")
+    run.rename(tmp_path / "runs" / "darcy-gt")  # the README tour's Darcy run
     (tmp_path / "d.nc").rename(tmp_path / "darcy.nc")
-    info_path = tmp_path / "runs" / "darcy" / "run.json"
+    info_path = tmp_path / "runs" / "darcy-gt" / "run.json"
     info = json.loads(info_path.read_text())
     info["splits"]["test"] = [3, 4, 5]
     info_path.write_text(json.dumps(info))
@@ -161,7 +180,7 @@ def test_the_docs_snippet_runs_as_written(tmp_path):
                           text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("At equal accuracy")
-    ds = xr.open_dataset(tmp_path / "report" / "comparison.nc")
+    ds = xr.open_dataset(tmp_path / "report-ladder" / "comparison.nc")
     skipped = [x for x in ds.attrs["fair_skipped_rungs"].split(" | ") if x]
     assert list(ds["rung"].values) + skipped == ["FD 15", "FD 22", "FD 43"]
     ds.close()

@@ -34,7 +34,7 @@ def verdict_of_run(run_dir: Path, data: Path, *, max_samples: int,
 
     out = reports / run_dir.name
     rep = compare_run(run_dir, data=data, out=out, indices="test", max_samples=max_samples,
-                      warm_start=False)
+                      warm_start=False, overwrite=True)  # the bench's own reports directory
     ds = rep["dataset"]
     a = ds.attrs
     allc = ds["ladder_time_all_cores"].values if "ladder_time_all_cores" in ds else None

@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             args.run_dir, data=args.data, out=args.out, indices=args.indices, solver=args.solver,
             linear_solver=args.linear_solver, maxiter=args.maxiter, max_samples=args.max_samples,
             warm_start=args.warm_start, snap_warm_start=args.snap_warm_start, device=args.device,
-            ladder=args.ladder, ladder_budget=args.ladder_budget,
+            ladder=args.ladder, ladder_budget=args.ladder_budget, overwrite=args.overwrite,
         )
     logging.getLogger("neuralop_fem").info("report written to %s", args.out)
     print(result["text"], end="")

@@ -198,7 +198,7 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
     # one timing is noise on a shared machine: compare_run times both sides again and reports
     # the median speed-up; the report, its plots and the lines below all read that one number
     report = compare_run(run_dir, data=data, out=out / "report", indices="test", warm_start=False,
-                         timing_repeats=s.timing_repeats)
+                         timing_repeats=s.timing_repeats, overwrite=overwrite)
     ds = report["dataset"]
     timings["compare"] = time.perf_counter() - t0
     figures = {

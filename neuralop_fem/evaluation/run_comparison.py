@@ -96,7 +96,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                 snap_warm_start: bool = False,
                 device: str | torch.device | None = None, ladder: object = True,
                 timing_repeats: int = 1, workers: int | None = None,
-                ladder_budget: float | None = 2.0) -> dict[str, Any]:
+                ladder_budget: float | None = 2.0, overwrite: bool = False) -> dict[str, Any]:
     """Load the run, select samples of ``data``, compare, and write the report into ``out``.
 
     The dataset's inputs are strided to the model grid when the file is finer (as in
@@ -123,10 +123,12 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     model grid, with the same per-sample noise levels, and every answer (the surrogate's too)
     is scored by the comparison's ``rel_l2``: the coefficient error against the dataset's
     true coefficient on the observation (model) grid, coarse answers interpolated bilinearly.
-    ``ladder_budget`` caps the ladder's one-thread climb at that many times the reference
-    solves' total time, at least :data:`MIN_LADDER_BUDGET_S` (default 2; None: no cap); a
-    surrogate more accurate than every rung measured within the cap gets a lower bound on its
-    speed-up (status "at least the finest rung measured"). On a CPU the surrogate runs on one
+    ``out`` must be a new or empty directory unless ``overwrite`` (as ``--overwrite``): an
+    earlier report is never replaced silently. ``ladder_budget`` caps the ladder's one-thread
+    climb at that many times the reference solves' total time, at least
+    :data:`MIN_LADDER_BUDGET_S` (default 2; None: no cap); a surrogate more accurate than every
+    rung measured within the cap gets a lower bound on its speed-up (status "at least the
+    finest rung measured"). On a CPU the surrogate runs on one
     torch thread for the report's own timings, like the solver's one process (the fair
     verdict adds all cores).
 
@@ -146,6 +148,14 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     if ladder_budget is not None and not (isinstance(ladder_budget, (int, float))
                                           and ladder_budget > 0):
         msg = f"`ladder_budget` must be a positive factor or None; got {ladder_budget!r}."
+        raise InputError(msg)
+    target = Path(out)
+    if not overwrite and target.is_dir() and any(target.iterdir()):
+        msg = (f"`out` must be a new or empty directory (pass overwrite=True to replace an "
+               f"earlier report's files); got {os.fspath(out)!r}, which is not empty.")
+        raise InputError(msg)
+    if target.exists() and not target.is_dir():
+        msg = f"`out` must be a directory; got {os.fspath(out)!r}, which is a file."
         raise InputError(msg)
     sur = Surrogate.load(run_dir, device=device)
     problem = get_problem(sur.problem)
