@@ -194,3 +194,13 @@ def test_the_time_budget_stops_the_climb_and_the_verdict_becomes_a_lower_bound()
     assert rungs[0].label in text
     with pytest.raises(InputError, match="budget_s"):
         measure_ladder(rungs, u0, truth, problem=BURGERS, budget_s=0.0)
+
+
+def test_an_even_verdict_keeps_one_parenthesis_for_its_spread():
+    placed = {"error": 3.7e-3, "status": "interpolated", "solver_time": 1.93e-3, "speedup": 1.0,
+              "speedup_p10": 0.91, "speedup_p90": 1.1, "bracket": ["n = 32", "n = 64"]}
+    text = verdict_sentence(placed, where="here")
+    assert "the surrogate is as fast (1x; samples: 0.91-1.1x, 10-90 %) here." in text
+    placed["speedup"] = 2.2
+    assert "is 2.2x faster (samples: 0.91-1.1x, 10-90 %) here." in verdict_sentence(
+        placed, where="here")

@@ -301,6 +301,8 @@ def verdict_sentence(placed: dict[str, Any], *, where: str, solver: str = "the s
                                         "already more accurate"}[status]
     bound = "at most " if status == "at most the cheapest rung" else ""
     fast = _pace(speed)
+    if spread and fast.endswith(")"):  # "as fast (1x)": one parenthesis, "(1x; samples: ...)"
+        fast, spread = fast[:-1], "; " + spread[2:]
     return (f"At equal accuracy ({err:.2g}) {solver} ({how}) takes {bound}{ms:.3g} ms per "
             f"sample: the surrogate is {bound}{fast}{spread} {where}.")
 
