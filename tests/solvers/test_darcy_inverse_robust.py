@@ -142,7 +142,7 @@ def test_numpy_numbers_are_accepted_where_python_ones_are():
     assert solver.config["levels"] == 2
     _, report = solver.solve_with_report(U17, noise_level=np.float64(0.01))
     assert report.iterations[0] <= 3
-    with pytest.raises(InputError, match="`maxiter` must be an integer >= 1; got np.True_"):
+    with pytest.raises(InputError, match=r"`maxiter` must be an integer >= 1; got True \(bool\)"):
         DarcyInverseSolver(maxiter=np.True_)
 
 
