@@ -48,6 +48,9 @@ def is_real(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
+_SHOWN = 8  # a sequence longer than this shows its first 5 values and its length
+
+
 def plain(value: object) -> str:
     """``value`` as a message shows it: numbers plainly, whatever their type.
 
@@ -59,13 +62,22 @@ def plain(value: object) -> str:
     ('-3.0', '7', '(0.1, 2)')
     >>> plain(np.arange(3)), plain("x")
     ('[0, 1, 2]', "'x'")
+    >>> plain(np.arange(1000))  # long sequences are cut: a message stays one readable line
+    '[0, 1, 2, 3, 4, ... (1000 values)]'
     """
     if isinstance(value, np.number | np.bool_):
         return str(value)  # the shortest digits of its own precision: float32 0.1 is 0.1
     if isinstance(value, np.generic):
         return repr(value.item())
     if isinstance(value, np.ndarray):
-        return plain(value[()]) if value.ndim == 0 else plain(list(value))
+        if value.ndim == 0:
+            return plain(value[()])
+        value = value.ravel()  # a view: a long array is not copied into a list
+    if isinstance(value, tuple | list | np.ndarray) and len(value) > _SHOWN:
+        head = ", ".join(plain(v) for v in value[:5])
+        return f"[{head}, ... ({len(value)} values)]"
+    if isinstance(value, np.ndarray):
+        value = list(value)
     if isinstance(value, tuple | list):
         items = [plain(v) for v in value]
         if isinstance(value, list):
