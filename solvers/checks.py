@@ -73,17 +73,14 @@ def plain(value: object) -> str:
         if value.ndim == 0:
             return plain(value[()])
         value = value.ravel()  # a view: a long array is not copied into a list
-    if isinstance(value, tuple | list | np.ndarray) and len(value) > _SHOWN:
-        head = ", ".join(plain(v) for v in value[:5])
-        return f"[{head}, ... ({len(value)} values)]"
-    if isinstance(value, np.ndarray):
-        value = list(value)
-    if isinstance(value, tuple | list):
-        items = [plain(v) for v in value]
-        if isinstance(value, list):
-            return f"[{', '.join(items)}]"
+    if not isinstance(value, tuple | list | np.ndarray):
+        return repr(value)
+    if len(value) > _SHOWN:
+        return f"[{', '.join(plain(v) for v in value[:5])}, ... ({len(value)} values)]"
+    items = [plain(v) for v in value]
+    if isinstance(value, tuple):
         return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-    return repr(value)
+    return f"[{', '.join(items)}]"
 
 
 def _received(value: object) -> str:

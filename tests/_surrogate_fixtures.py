@@ -15,6 +15,20 @@ from neuralop_fem.training import TrainConfig, Trainer
 from neuralop_fem.training.checkpoint import operator_payload, write_json
 
 
+def tiny_burgers_run(data: Path, run: Path, *, epochs: int = 1,
+                     stop_after: int | None = None) -> Path:
+    """A burgers-galerkin narrowed to d_model 8, one layer, trained by the trainer at n = 32 on
+    the first 16 samples of ``data`` (8 training, 4 validation, 4 test); ``stop_after`` epochs
+    in this call (None: all ``epochs``)."""
+    model = PRESETS["burgers-galerkin"].replace(d_model=8, num_layers=1, d_ff=8, freq_dim=4,
+                                                modes=2, decoder_ff=4)
+    config = TrainConfig(task="burgers", epochs=epochs, batch_size=4, eval_batch_size=4,
+                         n_train=8, n_val=4, n_test=4, device="cpu", resolution=32)
+    with Trainer(run, data, model_config=model, config=config, preset="burgers-galerkin") as t:
+        t.fit(max_epochs_this_call=stop_after)
+    return run
+
+
 def write_run_dir(run_dir: Path, operator: NormalizedOperator, *, data_path: Path, task: str,
                   resolution: int, n_train: int) -> Path:
     """best.pt + run.json as written by the trainer (only the keys Surrogate reads)."""

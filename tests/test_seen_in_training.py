@@ -15,15 +15,13 @@ from neuralop_fem.data import generate
 from neuralop_fem.errors import ConfigError
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.evaluation.seen import SeenInTrainingWarning
+from tests._surrogate_fixtures import tiny_burgers_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from neuralop_fem.models import PRESETS
-    from neuralop_fem.training import TrainConfig, Trainer
-
     tmp = tmp_path_factory.mktemp("seen")
     out = {"data": generate("burgers", n_samples=16, resolution=32, seed=1, out=tmp / "b.nc",
                             workers=0, progress=False)}
@@ -32,14 +30,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                             out=tmp / "b_again.nc", workers=0, progress=False)
     out["other_seed"] = generate("burgers", n_samples=12, resolution=32, seed=2,
                                  out=tmp / "b_seed2.nc", workers=0, progress=False)
-    model = PRESETS["burgers-galerkin"].replace(d_model=8, num_layers=1, d_ff=8, freq_dim=4,
-                                                modes=2, decoder_ff=4)
-    config = TrainConfig(task="burgers", epochs=1, batch_size=4, eval_batch_size=4,
-                         n_train=8, n_val=4, n_test=4, device="cpu", resolution=32)
-    with Trainer(tmp / "run", out["data"], model_config=model, config=config,
-                 preset="burgers-galerkin") as t:
-        t.fit()
-    out["run"] = tmp / "run"
+    out["run"] = tiny_burgers_run(out["data"], tmp / "run")
     return out
 
 

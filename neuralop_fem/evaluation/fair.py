@@ -292,7 +292,7 @@ def verdict_sentence(placed: dict[str, Any], *, where: str, solver: str = "the s
                 f"within the ladder's time budget; finer rungs cost more than the slowest "
                 f"measured ({placed['bracket'][0]}, {ms:.3g} ms per sample), so at equal "
                 f"accuracy the surrogate is at least {fast} {where}.")
-    spread = (f" (samples: {placed['speedup_p10']:.2g}-{placed['speedup_p90']:.2g}x, 10-90 %)"
+    spread = (f"samples: {placed['speedup_p10']:.2g}-{placed['speedup_p90']:.2g}x, 10-90 %"
               if np.isfinite(placed["speedup_p10"]) and status != "at most the cheapest rung"
               else "")
     how = {"interpolated": f"between {' and '.join(placed['bracket'])}",
@@ -300,23 +300,25 @@ def verdict_sentence(placed: dict[str, Any], *, where: str, solver: str = "the s
            "at most the cheapest rung": f"{placed['bracket'][0]}, the cheapest rung, is "
                                         "already more accurate"}[status]
     bound = "at most " if status == "at most the cheapest rung" else ""
-    fast = _pace(speed)
-    if spread and fast.endswith(")"):  # "as fast (1x)": one parenthesis, "(1x; samples: ...)"
-        fast, spread = fast[:-1], "; " + spread[2:]
+    fast = _pace(speed, spread)
     return (f"At equal accuracy ({err:.2g}) {solver} ({how}) takes {bound}{ms:.3g} ms per "
-            f"sample: the surrogate is {bound}{fast}{spread} {where}.")
+            f"sample: the surrogate is {bound}{fast} {where}.")
 
 
-def _pace(speed: float) -> str:
-    """"0.41x as fast", "as fast (1x)" or "1.8x faster": a speed-up in words (two digits).
+def _pace(speed: float, detail: str = "") -> str:
+    """"0.41x as fast", "as fast (1x)" or "1.8x faster": a speed-up in words (two digits),
+    with ``detail`` in one parenthesis.
 
     >>> [_pace(s) for s in (0.414, 0.996, 1.04, 1.8)]
     ['0.41x as fast', 'as fast (1x)', 'as fast (1x)', '1.8x faster']
+    >>> _pace(1.0, "samples: 0.9-1.1x"), _pace(1.8, "samples: 1.5-2x")
+    ('as fast (1x; samples: 0.9-1.1x)', '1.8x faster (samples: 1.5-2x)')
     """
     text = f"{speed:.2g}"
     if text == "1":
-        return "as fast (1x)"
-    return f"{text}x as fast" if speed < 1 else f"{text}x faster"
+        return f"as fast (1x{'; ' + detail if detail else ''})"
+    words = f"{text}x as fast" if speed < 1 else f"{text}x faster"
+    return f"{words} ({detail})" if detail else words
 
 
 def time_surrogate(surrogate: Any, inputs: Any, *, threads: int | None,

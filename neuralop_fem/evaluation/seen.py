@@ -26,6 +26,7 @@ from solvers.grf import sample_seeds
 
 from ..data.names import SEED
 from ..data.provenance import generation_settings
+from ..errors import DatasetError
 
 __all__ = ["SeenInTrainingWarning", "seen_in_training", "warn_if_seen"]
 
@@ -34,9 +35,15 @@ class SeenInTrainingWarning(UserWarning):
     """Evaluation samples that the run trained on (or selected its model on)."""
 
 
-def _settings(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    settings = (record or {}).get("settings")
-    return dict(settings) if isinstance(settings, dict) else None
+def _settings(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``generate`` settings recorded in ``attrs`` (a dataset's attributes, or the
+    ``data`` record of a run.json, which keeps the same ``config_json``); None when there are
+    none or the record is damaged (reported where the file is read; here: unknown)."""
+    try:
+        record = generation_settings(attrs)
+    except DatasetError:
+        return None
+    return None if record is None else dict(record["settings"])
 
 
 def seen_in_training(info: Mapping[str, Any], ds: xr.Dataset,
@@ -59,19 +66,9 @@ def seen_in_training(info: Mapping[str, Any], ds: xr.Dataset,
         and per-sample seeds as the run's training (validation) split, and the run's dataset
         seed (``None`` when unknown: then both counts are 0).
     """
-    import json
-
     none = {"train": 0, "val": 0, "seed": None}
-    data = info.get("data") or {}
-    try:
-        run_record = json.loads(data.get("config_json") or "null")
-    except (TypeError, ValueError):
-        return none
-    run_settings = _settings(run_record if isinstance(run_record, dict) else None)
-    try:
-        file_settings = _settings(generation_settings(ds.attrs))
-    except Exception:  # a damaged record is reported where the file is read; here: unknown
-        return none
+    run_settings = _settings(info.get("data") or {})
+    file_settings = _settings(ds.attrs)
     if run_settings is None or file_settings is None or SEED not in ds:
         return none
     if run_settings != file_settings:  # another seed, physics or resolution: other draws

@@ -20,6 +20,7 @@ from neuralop_fem.reproduce.rows import (
     run_tag,
     scale_shortfalls,
 )
+from tests._surrogate_fixtures import tiny_burgers_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,19 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "neuralop_fem.cli", "reproduce", *args],
                           capture_output=True, text=True, timeout=300, check=False)
-
-
-def _tiny_run(data: Path, run: Path, *, epochs: int, stop_after: int | None) -> Path:
-    from neuralop_fem.models import PRESETS
-    from neuralop_fem.training import TrainConfig, Trainer
-
-    model = PRESETS["burgers-galerkin"].replace(d_model=8, num_layers=1, d_ff=8, freq_dim=4,
-                                                modes=2, decoder_ff=4)
-    config = TrainConfig(task="burgers", epochs=epochs, batch_size=4, eval_batch_size=4,
-                         n_train=8, n_val=4, n_test=4, device="cpu", resolution=32)
-    with Trainer(run, data, model_config=model, config=config, preset="burgers-galerkin") as t:
-        t.fit(max_epochs_this_call=stop_after)
-    return run
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +46,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                             out=tmp / "b_12.nc", workers=0, progress=False)
     out["darcy"] = generate("darcy", n_samples=4, resolution=9, seed=1, out=tmp / "d.nc",
                             workers=0, progress=False)
-    out["finished"] = _tiny_run(out["data"], tmp / "finished", epochs=1, stop_after=None)
-    out["unfinished"] = _tiny_run(out["data"], tmp / "unfinished", epochs=3, stop_after=1)
+    out["finished"] = tiny_burgers_run(out["data"], tmp / "finished")
+    out["unfinished"] = tiny_burgers_run(out["data"], tmp / "unfinished", epochs=3, stop_after=1)
     return out
 
 
