@@ -24,10 +24,11 @@ import sys
 from pathlib import Path
 
 from neuralop_fem.benchmarking.fair import markdown, verdict_of_run
-from neuralop_fem.commands._options import run_dir
 from neuralop_fem.environment import environment_record as record
+from neuralop_fem.errors import InputError
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.zoo import resolve_run_dir
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -35,8 +36,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def _pair(text: str) -> tuple[Path, Path]:
     """``RUN_DIR:DATA.nc`` or ``zoo:NAME:DATA.nc`` (a model of the zoo)."""
     run, sep, data = text.rpartition(":")
-    if run.startswith("zoo:"):  # the command line's RUN_DIR type resolves it (or says why not)
-        run = str(run_dir(run))
+    if run.startswith("zoo:"):  # a model of the zoo: its directory, or why there is none
+        try:
+            run = str(resolve_run_dir(run))
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc).rstrip(".")) from None
     if not sep or not Path(run).is_dir() or not Path(data).is_file():
         msg = ("must be RUN_DIR:DATA.nc or zoo:NAME:DATA.nc with an existing run directory and "
                f"file; got {text!r}")
