@@ -43,6 +43,7 @@ from ..dim_order import in_api_order
 from ._common import (
     Field,
     build_dataset,
+    check_applicable,
     check_physics,
     format_kit,
     grid_convention,
@@ -159,7 +160,7 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
         A file refused by ``load_plain``; missing keys, mismatched shapes, bad values; arrays
         that fit no problem's layout.
     InputError
-        Bad parameters.
+        Bad parameters, or a parameter of another problem than the file's.
     """
     path = Path(path)
     data = load_plain(path)
@@ -167,6 +168,12 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
     x, y = _array(path, data, kx), _array(path, data, ky)
     kit = _kit(path, (kx, ky), x, y, problem)
     problem, spec, fmt = kit.name, kit.problem, kit.neuralop_format
+    check_applicable(problem, {"viscosity": viscosity, "final_time": final_time,
+                               "forcing": forcing})
+    if phase_values is not None and fmt.phase_values is None:
+        msg = (f"`phase_values` applies to darcy files (boolean phases) only; got "
+               f"{phase_values!r} for a {problem} file.")
+        raise InputError(msg)
     n_samples = x.shape[0]
     shape_ok = (x.ndim == 1 + spec.ndim and len(set(x.shape[1:])) == 1 and x.shape[-1] >= 2
                 and n_samples >= 1)

@@ -46,6 +46,7 @@ from ..names import GRID
 from ._common import (
     Field,
     build_dataset,
+    check_applicable,
     check_physics,
     format_kit,
     grid_convention,
@@ -170,6 +171,7 @@ def _read(f: Any, path: Path, *, problem: str | None, viscosity: float | None,
           forcing: float | None, trajectory: bool, lazy: bool) -> xr.Dataset:
     kit = _kit(f, path, problem)
     problem, spec, fmt = kit.name, kit.problem, kit.pdebench_format
+    check_applicable(problem, {"viscosity": viscosity, "forcing": forcing})
     given = {"viscosity": viscosity, "forcing": forcing}.get(fmt.parameter)
     value, origin = _parameter(f, path, fmt, given)
     attrs: dict[str, Any] = {}
