@@ -90,15 +90,39 @@ def _suggestion(word: str, names: Sequence[str]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
-    """Every option string of ``parser`` and of its nested subcommands."""
-    names: list[str] = []
+def _chosen_parser(parser: argparse.ArgumentParser,
+                   args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost subcommand of ``parser`` that ``args`` went through (``generate darcy``)."""
     for action in parser._actions:
-        names += [s for s in action.option_strings if s.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            name = getattr(args, action.dest, None)
+            if name in action.choices:
+                return _chosen_parser(action.choices[name], args)
+    return parser
+
+
+def _unknown_option_hint(option: str, sub: argparse.ArgumentParser,
+                         args: argparse.Namespace) -> str:
+    """The closest option of the subcommand used, or which sibling subcommand has ``option``
+    (``generate darcy --viscosity``: an option of ``generate burgers``)."""
+    chosen = _chosen_parser(sub, args)
+    own = [s for a in chosen._actions for s in a.option_strings if s.startswith("--")]
+    if option not in own:
+        elsewhere = [p.prog for p in _subcommand_parsers(sub) if p is not chosen and option in
+                     (s for a in p._actions for s in a.option_strings)]
+        if elsewhere:
+            return f" ({option} is an option of `{elsewhere[0]}`, not of `{chosen.prog}`)"
+    return _suggestion(option, own)
+
+
+def _subcommand_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and every subcommand parser nested in it."""
+    found = [parser]
+    for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
-                names += _option_strings(sub)
-    return names
+                found += _subcommand_parsers(sub)
+    return found
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -352,7 +376,7 @@ def _run(argv: list[str], debug: bool, seen: dict[str, argparse.ArgumentParser])
     sub = _command_parser(parser, args.command)
     if extras:
         unknown = next((e.split("=")[0] for e in extras if e.startswith("-")), "")
-        hint = _suggestion(unknown, _option_strings(sub)) if unknown else ""
+        hint = _unknown_option_hint(unknown, sub, args) if unknown else ""
         sys.stderr.write(f"neuralop-fem {args.command}: error: unrecognized arguments: "
                          f"{' '.join(extras)}{hint}\n")
         return 2

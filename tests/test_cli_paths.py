@@ -142,6 +142,16 @@ def test_a_mistyped_option_or_command_gets_a_suggestion(tmp_path, darcy_file):
     err = _one_error(_cli("trian", "--data", darcy_file))
     assert "invalid choice: 'trian'" in err
     assert "(did you mean train?)" in err
+    # The option of another subcommand is said to be one (not "did you mean" the same name),
+    # and only the options of the subcommand used are suggested.
+    err = _one_error(_cli("generate", "darcy", "--samples", "2", "--out", tmp_path / "x.nc",
+                          "--viscosity", "0.1"))
+    assert "did you mean" not in err, err
+    assert ("(--viscosity is an option of `neuralop-fem generate burgers`, not of "
+            "`neuralop-fem generate darcy`)") in err
+    err = _one_error(_cli("generate", "burgers", "--samples", "2", "--out", tmp_path / "x.nc",
+                          "--forcin", "1"))
+    assert "--forcing" not in err, err
 
 
 def test_messages_name_flags_not_python_arguments(tmp_path, darcy_file):

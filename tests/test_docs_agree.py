@@ -6,8 +6,9 @@ import re
 from pathlib import Path
 
 import netCDF4
+import numpy as np
 
-from neuralop_fem.data import save_dataset
+from neuralop_fem.data import generate, save_dataset
 from neuralop_fem.data.schema import burgers_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +28,63 @@ def test_data_format_states_the_compression_the_files_have(rng, tmp_path):
     stated = {int(m) for m in re.findall(r"zlib-compressed \(level (\d+)", text)}
     assert stated
     assert stated == levels
+
+
+#: netCDF types as ncdump names them.
+_NC_TYPES = {"float64": "double", "float32": "float", "int64": "int64", "uint64": "uint64"}
+#: Attributes whose value the page shortens or that change from file to file.
+_SHORTENED = ("created", "config_json", "neuralop_fem_version")
+
+
+def _cdl_value(value) -> str:
+    """An attribute value as ``ncdump`` prints it: strings quoted, int64 with ``LL``, floats
+    shortest with ``1.`` for whole numbers."""
+    if isinstance(value, str):
+        return '"' + value.replace('"', '\\"') + '"'
+    value = np.asarray(value)
+    if value.dtype.kind == "f":
+        return ", ".join(_cdl_float(float(x)) for x in value.ravel())
+    suffix = "LL" if value.dtype == np.int64 else ""
+    return ", ".join(f"{int(x)}{suffix}" for x in value.ravel())
+
+
+def _cdl_float(x: float) -> str:
+    text = "NaN" if np.isnan(x) else repr(x)
+    return text.removesuffix("0") if text.endswith(".0") else text
+
+
+def _cdl_header(path) -> list[str]:
+    """The ``ncdump -h`` listing of ``path`` (dimensions, variables, attributes), stripped."""
+    with netCDF4.Dataset(path) as nc:
+        lines = ["dimensions:", *(f"{n} = {len(d)} ;" for n, d in nc.dimensions.items())]
+        lines.append("variables:")
+        for name, var in nc.variables.items():
+            lines.append(f"{_NC_TYPES[str(var.dtype)]} {name}({', '.join(var.dimensions)}) ;")
+            lines += [f"{name}:{k} = {_cdl_value(var.getncattr(k))} ;" for k in var.ncattrs()]
+        lines.append("// global attributes:")
+        lines += [f":{k} = {_cdl_value(nc.getncattr(k))} ;" for k in nc.ncattrs()]
+    return lines
+
+
+def test_data_format_listing_is_the_header_of_the_file_it_names(tmp_path):
+    """docs/data_format.md: the ``ncdump -h`` listing is the header ``generate`` writes for the
+    command the page names (every variable, attribute and value; shortened ones by name)."""
+    text = (ROOT / "docs" / "data_format.md").read_text()
+    section = text.split("## `ncdump -h` style listing", 1)[1]
+    block = re.search(r"```\n(.*?)```", section, re.S).group(1)
+    command = re.search(r"`neuralop-fem (generate darcy --samples 4 --resolution 17 --seed 3) "
+                        r"--out d\.nc`", section)
+    assert command, "the page names the command of its listing"
+    path = generate("darcy", n_samples=4, resolution=17, seed=3, out=tmp_path / "d.nc",
+                    workers=0, progress=False)
+    shown = [line.strip() for line in block.splitlines()
+             if line.strip() and line.strip() not in ("netcdf d {", "}")]
+
+    def comparable(line: str) -> str:
+        name = line.split(" = ", 1)[0]
+        return name if name.lstrip(":") in _SHORTENED else line
+
+    assert [comparable(x) for x in shown] == [comparable(x) for x in _cdl_header(path)]
 
 
 def test_no_citation_of_design_files_outside_the_repository():

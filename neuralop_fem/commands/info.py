@@ -74,6 +74,14 @@ def _stats(values: Any, *, unknown: Any = None, fmt: str = ".3g") -> str:
     return text
 
 
+def _solve_times(values: Any) -> str:
+    """Statistics and total of the known solve times (s), or ``unknown`` (imported data)."""
+    import numpy as np
+
+    stats = _stats(values)
+    return stats if stats == "unknown" else f"{stats} s; total {np.nansum(values):.4g} s"
+
+
 def describe(path: str | Path, *, check: bool = False) -> str:
     """Return the summary of the dataset file at ``path``.
 
@@ -152,8 +160,7 @@ def describe(path: str | Path, *, check: bool = False) -> str:
             "diagnostics:",
             f"  iterations: {_stats(diag[S.ITERATIONS], unknown=S.ITERATIONS_UNKNOWN, fmt='.4g')}",
             f"  residual:   {_stats(diag[S.RESIDUAL])}",
-            f"  solve_time: {_stats(diag[S.SOLVE_TIME])} s; total "
-            f"{np.nansum(diag[S.SOLVE_TIME]):.4g} s",
+            f"  solve_time: {_solve_times(diag[S.SOLVE_TIME])}",
             f"  seeds:      {known_seeds} of {n_samples} known",
         ]
     finally:

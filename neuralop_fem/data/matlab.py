@@ -86,10 +86,14 @@ def _read_v5(path: Path, keys: tuple[str, ...]) -> tuple[dict[str, np.ndarray], 
         found = sorted(name for name, _, _ in scipy.io.whosmat(path))
         missing = [k for k in keys if k not in found]
         if missing:
+            # whosmat stops quietly where a truncated file ends: read every variable, so that
+            # a cut-off file is reported as such and not as one without the keys.
+            scipy.io.loadmat(path)
             return {}, found
         data = scipy.io.loadmat(path, variable_names=list(keys))
     except Exception as exc:  # scipy raises MatReadError, ValueError, zlib.error ... on junk
-        msg = f"{path}: cannot be read as a MATLAB .mat file (v5 or v7.3): {exc}"
+        msg = (f"{path}: cannot be read as a MATLAB .mat file (v5 or v7.3; truncated or "
+               f"corrupt?): {exc}")
         raise DatasetError(msg) from exc
     return {k: np.asarray(data[k]) for k in keys}, found
 

@@ -167,7 +167,7 @@ def require_physics(attrs: Mapping[str, object], problem: str, *,
     Raises
     ------
     DatasetError
-        Naming the missing parameters and the ``import-mat`` options that supply them.
+        Naming the missing parameters and the import command and options that supply them.
     """
     missing = unknown_physics(attrs, problem, source=source)
     if missing:
@@ -182,9 +182,20 @@ def _refuse_unknown(record: Mapping[str, object], problem: str, missing: list[st
     msg = (f"{source}: the {data_problem} data were imported from {name!r} without "
            f"{', '.join(missing)}, so the classical solver that produced the labels is unknown "
            f"and none is picked with default values. Re-import the file with "
-           f"`neuralop-fem import-mat {name} --problem {data_problem} {options} --out FILE.nc` "
-           "and train on that file.")
+           f"`neuralop-fem {_importer(record)} {name} --problem {data_problem} {options} "
+           "--out FILE.nc` and use that file.")
     return DatasetError(msg)
+
+
+def _importer(record: Mapping[str, object]) -> str:
+    """The command that imports a file of ``record``'s ``format`` (as the importers record
+    it): ``import neuralop``, ``import pdebench``, else ``import-mat``."""
+    fmt = str(record.get("format", ""))
+    for prefix, command in (("neuraloperator", "import neuralop"),
+                            ("PDEBench", "import pdebench")):
+        if fmt.startswith(prefix):
+            return command
+    return "import-mat"
 
 
 def solver_from_record(attrs: Mapping[str, object], problem: str, *,

@@ -174,6 +174,28 @@ def test_unfinished_run_with_other_settings_is_refused(tmp_path, monkeypatch):
     _darcy(tmp_path, n_samples=6, seed=8, overwrite=True)  # discards it
 
 
+def test_the_refusal_the_docs_show_is_what_the_command_prints(tmp_path, monkeypatch, capsys):
+    """docs/generating_data.md, Resuming: its example error line, word for word."""
+    import re
+    from pathlib import Path
+
+    from neuralop_fem.cli import main
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "generating_data.md").read_text()
+    shown = re.search(r"^neuralop-fem generate: error: darcy\.nc has an unfinished run.*$",
+                      text, re.M).group(0)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_generate_run, "solve_chunk", _raise_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        generate("darcy", n_samples=5, resolution=N, out="darcy.nc", workers=0, progress=False)
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    args = ["generate", "darcy", "--samples", "5", "--resolution", str(N), "--out", "darcy.nc",
+            "--workers", "0", "--tol", "1e-08"]
+    assert main(args) == 2
+    assert capsys.readouterr().err.strip() == shown
+
+
 def _raise_interrupt(*args):
     raise KeyboardInterrupt
 

@@ -37,6 +37,20 @@ def test_info_run_directly(tmp_path, darcy_ds, capsys):
     assert f"iterations: min {its.min():.4g}" in text
 
 
+def test_info_of_an_import_says_the_solve_times_are_unknown(tmp_path, rng, capsys):
+    """Imported data record no solve times: no 'unknown s; total 0 s'."""
+    import scipy.io
+
+    from neuralop_fem.data.matlab import import_mat
+
+    src = tmp_path / "b.mat"
+    scipy.io.savemat(src, {"a": rng.standard_normal((3, 8)), "u": rng.standard_normal((3, 8))})
+    assert main(["info", str(import_mat(src, tmp_path / "b.nc", problem="burgers"))]) == 0
+    text = capsys.readouterr().out
+    assert "  solve_time: unknown\n" in text
+    assert "total" not in text
+
+
 def test_info_bad_file_is_one_line_error(tmp_path, capsys):
     bad = tmp_path / "bad.nc"
     bad.write_text("nope")

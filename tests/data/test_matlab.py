@@ -135,6 +135,19 @@ def test_not_a_mat_file(tmp_path):
         read_mat(src, problem="burgers")
 
 
+@pytest.mark.parametrize("fraction", [0.1, 0.3, 0.6, 0.9])
+def test_truncated_v5_file_is_not_said_to_lack_keys(tmp_path, rng, fraction):
+    """A v5 file cut off anywhere (also inside the first array, where scipy's whosmat still
+    lists it) is unreadable, not a file that holds other keys."""
+    src = tmp_path / "cut.mat"
+    scipy.io.savemat(src, {"coeff": rng.random((3, 9, 9)) + 3, "sol": rng.random((3, 9, 9))})
+    data = src.read_bytes()
+    src.write_bytes(data[: int(fraction * len(data))])
+    with pytest.raises(DatasetError, match=r"cut\.mat: cannot be read .*truncated") as err:
+        read_mat(src, problem="darcy")
+    assert "must hold the keys" not in str(err.value)
+
+
 def test_missing_mat_file(tmp_path):
     with pytest.raises(DatasetError, match=r"none\.mat: no such file"):
         read_mat(tmp_path / "none.mat", problem="burgers")

@@ -21,7 +21,7 @@ import xarray as xr
 from solvers.problems import get_problem
 
 from ...errors import DatasetError, InputError
-from ...problems import ProblemKit, get_kit, kits
+from ...problems import ProblemKit, data_problems, get_kit, kits
 from .. import schema as S
 from ..provenance import ATTR, import_record, physics_options
 
@@ -29,6 +29,7 @@ __all__ = [
     "CHUNK_BYTES",
     "Field",
     "build_dataset",
+    "check_applicable",
     "check_physics",
     "format_kit",
     "grid_convention",
@@ -163,6 +164,24 @@ def check_values(path: Path, key: str, values: np.ndarray, *, positive: bool,
         msg = (f"{path}: key `{key}` must be {what}; got {values[tuple(first)]!r} at index "
                f"{index} (0-based, sample first).")
         raise DatasetError(msg)
+
+
+def check_applicable(problem: str, given: Mapping[str, object]) -> None:
+    """Refuse a parameter given for a file of ``problem`` that belongs to another problem (a
+    ``--viscosity`` for a Darcy file, say), instead of dropping it unread.
+
+    Raises
+    ------
+    InputError
+        Naming the parameter, the problem it applies to and the file's problem.
+    """
+    allowed = physics_options(get_problem(problem).data_problem)
+    for name, value in given.items():
+        if value is not None and name not in allowed:
+            owner = next((k for k in data_problems() if name in physics_options(k)), "other")
+            msg = (f"`{name}` applies to {owner} files only; got {name}={value!r} for a "
+                   f"{problem} file.")
+            raise InputError(msg)
 
 
 def check_physics(problem: str, given: Mapping[str, float | None]) -> dict[str, float | None]:

@@ -140,8 +140,9 @@ def check_labels(ds: xr.Dataset, *, refinements: tuple[int, ...] = (1, 2, 4),
     ds = in_api_order(ds)  # (sample, x, y) by name, whichever order it holds
     problem = str(ds.attrs["problem"])
     spec = get_problem(problem)
-    require_physics(ds.attrs, problem, source="dataset")
-    solver = solver_from_record(ds.attrs, problem, source="dataset") or spec.make_solver()
+    where = str(ds.encoding.get("source") or "dataset")  # the file, where it was opened from
+    require_physics(ds.attrs, problem, source=where)
+    solver = solver_from_record(ds.attrs, problem, source=where) or spec.make_solver()
     if any(not isinstance(r, int) or r < 1 for r in refinements):
         msg = f"`refinements` must be integers >= 1; got {refinements!r}."
         raise InputError(msg)

@@ -22,7 +22,8 @@ this package's grid of the same size (the relabelling is recorded in the attribu
 writes ``x`` and ``y`` as tensors (``x`` as booleans again for a dataset imported from
 booleans whose coefficient still takes only the two phase values, and for a generated
 dataset whose two phases are :data:`DEFAULT_PHASE_VALUES`), plus ``visc`` and ``t``
-(the trajectory times) for Burgers, which ``PTDataset`` ignores.
+(the trajectory times, where the final time is known) for Burgers, which ``PTDataset``
+ignores; an import reads ``t`` back as the times, its last one the final time.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from ..dim_order import in_api_order
 from ._common import (
     Field,
     build_dataset,
+    check_applicable,
     check_physics,
     format_kit,
     grid_convention,
@@ -143,7 +145,8 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
     viscosity : float, optional
         Burgers viscosity; default the file's ``visc`` (an error if both are given and differ).
     final_time : float, optional
-        Burgers: the time of ``y[:, -1]``. Unknown: the trajectory times are stored as
+        Burgers: the time of ``y[:, -1]``; default the last of the file's times ``t``
+        (written by :func:`export_neuralop`). Unknown: the trajectory times are stored as
         fractions of it (``time_coordinate`` says so) and ``final_time`` as unknown.
     forcing : float, optional
         Darcy right-hand side (not in the files).
@@ -157,7 +160,7 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
         A file refused by ``load_plain``; missing keys, mismatched shapes, bad values; arrays
         that fit no problem's layout.
     InputError
-        Bad parameters.
+        Bad parameters, or a parameter of another problem than the file's.
     """
     path = Path(path)
     data = load_plain(path)
@@ -165,6 +168,12 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
     x, y = _array(path, data, kx), _array(path, data, ky)
     kit = _kit(path, (kx, ky), x, y, problem)
     problem, spec, fmt = kit.name, kit.problem, kit.neuralop_format
+    check_applicable(problem, {"viscosity": viscosity, "final_time": final_time,
+                               "forcing": forcing})
+    if phase_values is not None and fmt.phase_values is None:
+        msg = (f"`phase_values` applies to darcy files (boolean phases) only; got "
+               f"{phase_values!r} for a {problem} file.")
+        raise InputError(msg)
     n_samples = x.shape[0]
     shape_ok = (x.ndim == 1 + spec.ndim and len(set(x.shape[1:])) == 1 and x.shape[-1] >= 2
                 and n_samples >= 1)
@@ -187,6 +196,13 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
             msg = f"`{name}` {given[name]!r} contradicts the file's `{key}` {value!r}."
             raise InputError(msg)
         given[name] = value if given.get(name) is None else given[name]
+    times = _file_times(data, y.shape[1]) if traj else None
+    if times is not None:  # our export's `t`, which ends at the final time
+        name, last = fmt.trajectory.final_time, float(times[-1])
+        if given.get(name) is not None and given[name] != last:
+            msg = f"`{name}` {given[name]!r} contradicts the file's `t`, which ends at {last!r}."
+            raise InputError(msg)
+        given[name] = last
     physics = check_physics(problem, given)
     a = x
     if x.dtype == np.bool_ and fmt.phase_values is not None:
@@ -226,11 +242,19 @@ def _memory(path: Path, key: str, values: np.ndarray, dtype: np.dtype, *,
     return Field(path, key, arr.shape, np.dtype(dtype), lambda a, b: arr[a:b], positive=positive)
 
 
-def _times(path: Path, data: dict[str, Any], n_times: int, final_time: float | None,
-           attrs: dict[str, Any]) -> np.ndarray:
+def _file_times(data: dict[str, Any], n_times: int) -> np.ndarray | None:
+    """The times ``t`` of the trajectory (written by :func:`export_neuralop`), or None."""
     t = data.get("t")
     if isinstance(t, np.ndarray) and t.shape == (n_times,) and t.dtype.kind == "f":
         return t.astype(np.float64)
+    return None
+
+
+def _times(path: Path, data: dict[str, Any], n_times: int, final_time: float | None,
+           attrs: dict[str, Any]) -> np.ndarray:
+    t = _file_times(data, n_times)
+    if t is not None:
+        return t
     if final_time is None:
         attrs["time_coordinate"] = ("fraction of the final time, which the file does not "
                                     "record (evenly spaced outputs assumed)")
@@ -282,7 +306,9 @@ def export_neuralop(data: xr.Dataset, out: str | os.PathLike[str], *,
     out_dict: dict[str, Any] = {}
     if fmt.trajectory is not None:
         y, t = _trajectory(data, dtype, spec.input_name, spec.output_name, fmt.trajectory)
-        out_dict.update(t=torch.from_numpy(t))
+        final = data.attrs.get(fmt.trajectory.final_time)
+        if isinstance(final, float | np.floating | int) and "time_coordinate" not in data.attrs:
+            out_dict.update(t=torch.from_numpy(t))  # times known: import reads them back
     else:
         y = np.asarray(data[spec.output_name].values, dtype=dtype)
     for key, name in fmt.scalars.items():

@@ -46,6 +46,7 @@ from ..names import GRID
 from ._common import (
     Field,
     build_dataset,
+    check_applicable,
     check_physics,
     format_kit,
     grid_convention,
@@ -61,6 +62,8 @@ _ATTR = "pdebench_format"
 _TOOL = "PDEBench"
 #: The trajectory's times (one more than ``tensor`` holds, as PDEBench writes them).
 _TIMES = "t-coordinate"
+#: The attribute of an imported file that keeps its ``t-coordinate`` as read.
+_SOURCE_TIMES = "source_t_coordinate"
 
 
 def _keys(kit: ProblemKit) -> dict[str, int]:
@@ -168,6 +171,7 @@ def _read(f: Any, path: Path, *, problem: str | None, viscosity: float | None,
           forcing: float | None, trajectory: bool, lazy: bool) -> xr.Dataset:
     kit = _kit(f, path, problem)
     problem, spec, fmt = kit.name, kit.problem, kit.pdebench_format
+    check_applicable(problem, {"viscosity": viscosity, "forcing": forcing})
     given = {"viscosity": viscosity, "forcing": forcing}.get(fmt.parameter)
     value, origin = _parameter(f, path, fmt, given)
     attrs: dict[str, Any] = {}
@@ -186,6 +190,7 @@ def _read(f: Any, path: Path, *, problem: str | None, viscosity: float | None,
         if not (np.isfinite(time).all() and time[0] == 0.0 and (np.diff(time) > 0).all()):
             msg = f"{path}: `{_TIMES}` must increase from 0; got {time[:3]}..."
             raise DatasetError(msg)
+        attrs[_SOURCE_TIMES] = t  # their extra last time, which export writes back as it was
         physics = check_physics(problem, {fmt.parameter: value,
                                           fmt.trajectory.final_time: float(time[-1])})
         shape = (n_samples, *tensor.shape[2:])
@@ -295,7 +300,8 @@ def export_pdebench(data: xr.Dataset, out: str | os.PathLike[str], *,
 
     Burgers: ``tensor`` is the trajectory (``u_t`` with ``u0`` first and ``u`` last where
     they are not already in it; ``[u0, u]`` without one), ``t-coordinate`` its times plus one
-    more step, as PDEBench writes it. Darcy: ``nu`` = ``a``, ``tensor`` = ``u[:, None]``,
+    more step, as PDEBench writes it (an imported file's own ``t-coordinate`` where the times
+    are the ones it was read with). Darcy: ``nu`` = ``a``, ``tensor`` = ``u[:, None]``,
     attribute ``beta`` = the forcing. Coordinates: the recorded source coordinates of an
     imported PDEBench file, else this package's grid; coordinates in float64 (PDEBench's
     loader casts them to float32). Written atomically.
@@ -355,5 +361,8 @@ def _write_trajectory(f: Any, data: xr.Dataset, dtype: str, n_samples: int, chun
         if tensor is None:
             tensor = f.create_dataset("tensor", shape=(n_samples, *traj.shape[1:]), dtype=dtype)
         tensor[a:a + chunk] = traj
-    step = t[-1] - t[-2]
-    f.create_dataset(_TIMES, data=np.append(t, t[-1] + step))
+    source = np.asarray(data.attrs.get(_SOURCE_TIMES, []), dtype=np.float64).ravel()
+    if source.size == t.size + 1 and np.array_equal(source[:-1], t):
+        f.create_dataset(_TIMES, data=source)  # an imported file's times, its last one included
+    else:
+        f.create_dataset(_TIMES, data=np.append(t, t[-1] + (t[-1] - t[-2])))

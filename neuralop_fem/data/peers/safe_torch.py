@@ -21,7 +21,12 @@ from ...errors import DatasetError
 
 __all__ = ["load_plain"]
 
-_GLOBAL = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")
+#: The global a refused pickle names, in torch's wordings ("Unsupported global: GLOBAL m.f",
+#: "unsupported GLOBAL posix.system whose module posix is blocked").
+_GLOBAL = re.compile(r"GLOBAL ([\w.]+)")
+#: The reason torch's safe unpickler gives for a stream it cannot parse.
+_REASON = re.compile(r"WeightsUnpickler error: \s*(\S[^\n]*)")
+_HDF5 = b"\x89HDF\r\n\x1a\n"
 _PLAIN = (int, float, bool, str, type(None))
 
 
@@ -58,10 +63,11 @@ def load_plain(path: str | os.PathLike[str]) -> dict[str, Any]:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
         found = _GLOBAL.search(str(exc))
-        what = f" (it names {found.group(1)})" if found else ""
+        if found is None:  # not a pickle it can parse (an HDF5 file, a damaged stream, ...)
+            raise DatasetError(_unreadable(path, str(exc))) from None
         msg = (f"{path}: refused: it holds pickled objects other than tensors, dicts and lists"
-               f"{what}; loading it would run code from the file. Save the data as a plain "
-               "dict of tensors (torch.save({'x': x, 'y': y}, path)).")
+               f" (it names {found.group(1)}); loading it would run code from the file. Save "
+               "the data as a plain dict of tensors (torch.save({'x': x, 'y': y}, path)).")
         raise DatasetError(msg) from None
     except Exception as exc:  # zip/EOF/RuntimeError from a truncated or foreign file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -72,6 +78,18 @@ def load_plain(path: str | os.PathLike[str]) -> dict[str, Any]:
                f"{type(obj).__name__}.")
         raise DatasetError(msg)
     return _plain(obj, path, "")
+
+
+def _unreadable(path: Path, error: str) -> str:
+    """One line for a file torch's safe unpickler cannot parse (no global named)."""
+    with open(path, "rb") as f:
+        head = f.read(len(_HDF5))
+    if head == _HDF5:
+        why = "it is an HDF5 file (a netCDF4 dataset or a PDEBench file?), not a torch.save file"
+    else:
+        reason = _REASON.search(error)
+        why = reason.group(1).strip() if reason else "the safe unpickler cannot parse it"
+    return f"{path}: cannot be read as a torch .pt file (truncated or not torch.save?): {why}"
 
 
 def _plain(obj: Any, path: Path, where: str) -> Any:

@@ -7,12 +7,12 @@ import pytest
 
 from neuralop_fem.cli import main
 from neuralop_fem.data import generate, load_dataset
-from neuralop_fem.data.peers import read_neuralop
+from neuralop_fem.data.peers import read_neuralop, read_pdebench
 from neuralop_fem.data.peers.check import check_labels
 from neuralop_fem.errors import DatasetError
 from solvers.darcy import DarcyFDSolver
 
-from .conftest import write_neuralop_darcy
+from .conftest import write_neuralop_darcy, write_pdebench_burgers
 
 
 def test_our_own_darcy_labels_agree_on_their_grid(tmp_path):
@@ -43,8 +43,14 @@ def test_neuraloperator_points_are_read_at_i_over_n(tmp_path, rng):
 
 def test_unknown_forcing_is_refused(tmp_path, rng):
     write_neuralop_darcy(tmp_path / "d.pt", rng)
-    with pytest.raises(DatasetError, match="without forcing"):
+    # The remedy is the command that imported the file (not import-mat, which reads no .pt).
+    remedy = r"without forcing.*`neuralop-fem import neuralop d\.pt --problem darcy --forcing VALUE"
+    with pytest.raises(DatasetError, match=remedy):
         check_labels(read_neuralop(tmp_path / "d.pt"))
+    write_pdebench_burgers(tmp_path / "b.hdf5", rng)  # no Nu... in the name: viscosity unknown
+    remedy = r"without viscosity.*`neuralop-fem import pdebench b\.hdf5 --problem burgers --visc"
+    with pytest.raises(DatasetError, match=remedy):
+        check_labels(read_pdebench(tmp_path / "b.hdf5"))
 
 
 def test_burgers_labels_agree(tmp_path, capsys):

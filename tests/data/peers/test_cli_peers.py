@@ -15,7 +15,12 @@ import torch
 from neuralop_fem.cli import main
 from neuralop_fem.data import load_dataset
 
-from .conftest import write_neuralop_darcy, write_pdebench_burgers
+from .conftest import (
+    write_neuralop_burgers,
+    write_neuralop_darcy,
+    write_pdebench_burgers,
+    write_pdebench_darcy,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -41,6 +46,29 @@ def test_import_then_export_both_formats(tmp_path, rng, capsys):
     assert "pass --overwrite" in capsys.readouterr().err
     assert main(["import", "neuralop", str(src), "--out", str(nc), "--phase-values", "1,0"]) == 2
     assert "HIGH,LOW" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("fmt", "writer", "option", "problem"), [
+    ("neuralop", write_neuralop_darcy, ["--viscosity", "0.1"], "darcy"),
+    ("neuralop", write_neuralop_darcy, ["--final-time", "1"], "darcy"),
+    ("neuralop", write_neuralop_burgers, ["--forcing", "1"], "burgers"),
+    ("neuralop", write_neuralop_burgers, ["--phase-values", "1,2"], "burgers"),
+    ("pdebench", write_pdebench_darcy, ["--viscosity", "0.1"], "darcy"),
+    ("pdebench", write_pdebench_burgers, ["--forcing", "1"], "burgers"),
+])
+def test_an_option_of_the_other_problem_is_refused(tmp_path, rng, capsys, fmt, writer, option,
+                                                   problem):
+    """The file's problem is recognised from its arrays; a parameter given for the other
+    problem is an error (one line naming it), not dropped unread."""
+    src = tmp_path / ("f.pt" if fmt == "neuralop" else "f.hdf5")
+    writer(src, rng)
+    out = tmp_path / "o.nc"
+    assert main(["import", fmt, str(src), "--out", str(out), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"neuralop-fem import: error: {option[0]} applies to "), err
+    assert f"for a {problem} file" in err
+    assert not out.exists()
 
 
 @pytest.mark.slow

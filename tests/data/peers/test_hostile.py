@@ -58,6 +58,31 @@ def test_pickled_code_is_refused_without_running(tmp_path):
     assert not marker.exists()
 
 
+class SystemCall:
+    """Pickles as ``os.system("true")``: a module torch's safe unpickler blocks by name."""
+
+    def __reduce__(self):
+        return (os.system, ("true",))
+
+
+def test_a_blocked_module_is_named_in_the_refusal(tmp_path):
+    """docs/data_from_other_tools.md: the refusal names the object (torch words a blocked
+    module such as os/posix differently from an unknown global)."""
+    torch.save({"x": SystemCall()}, tmp_path / "evil.pt")
+    with pytest.raises(DatasetError, match=r"refused: .*\(it names (os|posix|nt)\.system\)"):
+        read_neuralop(tmp_path / "evil.pt")
+
+
+def test_a_file_of_another_format_is_not_called_pickled_code(tmp_path, rng):
+    """A netCDF4 / HDF5 file given to the .pt reader is not a pickle: no 'refused'."""
+    h5 = tmp_path / "d.nc"
+    write_pdebench_darcy(h5, rng)
+    with pytest.raises(DatasetError, match=r"cannot be read as a torch .pt file .*HDF5") as err:
+        read_neuralop(h5)
+    assert "refused" not in str(err.value)
+    assert "\n" not in str(err.value)
+
+
 @pytest.mark.parametrize(("content", "match"), [
     ({"a": torch.zeros(2, 4, 4), "b": torch.zeros(2, 4, 4)}, r"keys 'x' and 'y'.*\['a', 'b'\]"),
     ({"x": torch.zeros(2, 4, 4), "y": torch.zeros(2, 8, 8)},

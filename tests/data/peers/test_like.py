@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,17 @@ def test_pdebench_like_round_trip_and_check(tmp_path):
         assert result["rows"][1]["rel_l2"]["mean"] > 1e-3
         assert result["agree_at"]["grid"] == 12
         assert "closest from grid 12 (cells per side)" in out
+    # docs/data_from_other_tools.md shows this output for pb128.nc: the same lines, but for
+    # the numbers, the file name and the number of refinements.
+    text = (ROOT / "docs" / "data_from_other_tools.md").read_text()
+    shown = re.search(r"\$ neuralop-fem check pb128\.nc .*?\n(.*?)```", text, re.S).group(1)
+
+    def form(lines: str, name: str) -> list[str]:
+        lines = [" ".join(re.sub(r"\d+(\.\d+)?(e[+-]\d+)?", "#", x.replace(name, "FILE")).split())
+                 for x in lines.splitlines()]
+        return [*lines[:3], lines[-1]]
+
+    assert form(shown, "pb128.nc") == form(out, "back.nc")
     info = _cli(tmp_path, "info", "p.nc")
     assert "grid:        12 x 12 cells, cell centres x_i = (i + 1/2)/12" in info
 

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from neuralop_fem.data import load_dataset, schema
+from neuralop_fem.data import generate, load_dataset, schema
+from neuralop_fem.data.generation import DarcyDataConfig
 from neuralop_fem.data.peers import export_neuralop, import_neuralop, read_neuralop
+from neuralop_fem.errors import InputError
 
 from ..conftest import make_burgers, make_darcy
 from .conftest import write_neuralop_burgers, write_neuralop_darcy
@@ -52,6 +54,10 @@ def test_burgers_trajectory_round_trips(tmp_path, rng, keys):
     again = read_neuralop(tmp_path / "back.pt")  # times come back from `t`
     np.testing.assert_array_equal(again["time"].values, ds["time"].values)
     assert again.attrs["viscosity"] == 0.01
+    assert again.attrs["final_time"] == 1.0  # the last of them (the physics come back)
+    assert again.attrs["physics_known"] == 1
+    with pytest.raises(InputError, match=r"`final_time` 2\.0 contradicts the file's `t`"):
+        read_neuralop(tmp_path / "back.pt", final_time=2.0)
 
 
 def test_unknown_final_time_is_recorded_as_such(tmp_path, rng):
@@ -60,6 +66,10 @@ def test_unknown_final_time_is_recorded_as_such(tmp_path, rng):
     assert ds.attrs["final_time"] == "unknown"
     assert ds.attrs["physics_known"] == 0
     assert "fraction of the final time" in ds.attrs["time_coordinate"]
+    # Exported again, the fractions are not written as times: still unknown, not 1.
+    export_neuralop(ds, tmp_path / "back.pt")
+    assert "t" not in torch.load(tmp_path / "back.pt")
+    assert read_neuralop(tmp_path / "back.pt").attrs["final_time"] == "unknown"
 
 
 def consistent_burgers(rng):
@@ -90,6 +100,23 @@ def test_our_datasets_export_to_their_layout(tmp_path, rng, dtype):
     np.testing.assert_array_equal(back["time"].values, burgers["time"].values)
 
 
+def test_what_their_darcy_layout_cannot_carry_back(tmp_path):
+    """docs/data_from_other_tools.md, Round trips: our Darcy data through their .pt come back
+    exactly, on our node grid of the same size, with the forcing unknown until given."""
+    ours = load_dataset(generate("darcy", n_samples=2, resolution=8, seed=0, workers=0,
+                                 out=tmp_path / "d.nc", progress=False,
+                                 config=DarcyDataConfig(grid="half-open")))
+    export_neuralop(ours, tmp_path / "d.pt")
+    back = read_neuralop(tmp_path / "d.pt")
+    for name in ("a", "u"):
+        np.testing.assert_array_equal(back[name].values, ours[name].values)
+    assert "grid" not in back.attrs
+    assert "grid_relabelled" in back.attrs
+    np.testing.assert_array_equal(back["x"].values, np.arange(8) / 7)
+    assert back.attrs["forcing"] == "unknown"
+    assert read_neuralop(tmp_path / "d.pt", forcing=1.0).attrs["forcing"] == 1.0
+
+
 def test_burgers_without_trajectory_exports_initial_and_final(tmp_path, rng):
     burgers = make_burgers(rng)
     export_neuralop(burgers, tmp_path / "b.pt")
@@ -99,7 +126,7 @@ def test_burgers_without_trajectory_exports_initial_and_final(tmp_path, rng):
     np.testing.assert_array_equal(got["t"].numpy(), [0.0, 1.0])
     back = read_neuralop(tmp_path / "b.pt")
     np.testing.assert_array_equal(back["u"].values, burgers["u"].values)
-    assert back.attrs["final_time"] == 1.0 or back.attrs["final_time"] == "unknown"
+    assert back.attrs["final_time"] == 1.0
 
 
 def test_imported_diagnostics_are_unknown(tmp_path, rng):

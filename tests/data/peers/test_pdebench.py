@@ -37,6 +37,20 @@ def test_burgers_import_streams_and_keeps_the_trajectory(tmp_path, rng, small_ch
     assert ds.attrs["source_grid"].startswith("cell centres")
 
 
+def test_their_burgers_file_round_trips_through_import_and_export(tmp_path, rng):
+    """docs/data_from_other_tools.md, Round trips: their file -> import -> export gives their
+    arrays back, the extra last time of `t-coordinate` included (their loader casts the
+    float64 coordinates we write to float32)."""
+    src = tmp_path / "1D_Burgers_Sols_Nu0.001.hdf5"
+    tensor, xc, tc = write_pdebench_burgers(src, rng, n_times=6)
+    back = export_pdebench(load_dataset(import_pdebench(src, tmp_path / "b.nc")),
+                           tmp_path / "back_Nu0.001.hdf5")
+    with h5py.File(back, "r") as f:
+        np.testing.assert_array_equal(f["tensor"][()], tensor)
+        np.testing.assert_array_equal(f["x-coordinate"][()].astype(np.float32), xc)
+        np.testing.assert_array_equal(f["t-coordinate"][()].astype(np.float32), tc)
+
+
 def test_burgers_without_trajectory(tmp_path, rng):
     src = tmp_path / "1D_Burgers_Sols_Nu1.0.hdf5"
     write_pdebench_burgers(src, rng)
