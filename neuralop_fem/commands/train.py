@@ -171,6 +171,35 @@ def _require(value: Any, option: str, key: str) -> Any:
     return value
 
 
+def _from_key(check: Any, path: Path, option: str, source: str | None) -> Path:
+    """``check(path, option)``; a path from the configuration file ``source`` (None: from the
+    option) is named in an error as the file's key."""
+    from ..errors import ConfigError, UsageError
+
+    try:
+        return check(path, option)
+    except UsageError as exc:
+        if source is None:
+            raise
+        what = str(exc).removeprefix(f"argument {option}: ")
+        msg = f"{source}: `{option.removeprefix('--')}` {what}"
+        raise ConfigError(msg) from None
+
+
+def _check_preset(name: str, source: str | None) -> None:
+    """Refuse an unknown preset ``name``, naming ``--preset`` or the key of the configuration
+    file ``source``, the presets and the name."""
+    from ..models.presets import preset_names
+
+    if name in preset_names():
+        return
+    from ..errors import ConfigError
+
+    where = "argument --preset:" if source is None else f"{source}: `preset`"
+    msg = f"{where} must be one of {', '.join(preset_names())}; got {name!r}."
+    raise ConfigError(msg)
+
+
 def _from_file(file: FileConfig, model_config: ModelConfig, train_config: TrainConfig,
                source: str) -> tuple[ModelConfig, TrainConfig]:
     """The preset's configs with the file's ``model_config`` / ``train_config`` applied."""
@@ -207,11 +236,13 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
 
     file = FileConfig() if args.config is None else read_config(args.config)
     fmt = "yaml" if args.config is None else format_of(args.config)
+    source = None if args.config is None else os.fspath(args.config)
     preset = _require(args.preset or file.preset, "--preset", "preset")
+    _check_preset(preset, None if args.preset else source)
     data = _require(args.data or file.data, "--data", "data")
-    check_input_file(data, "--data")
+    _from_key(check_input_file, data, "--data", None if args.data else source)
     out = args.out or file.out
-    train_config = training_preset(preset)  # an unknown name: the message lists the presets
+    train_config = training_preset(preset)
     model_config, train_config = _from_file(file, model_preset(preset), train_config,
                                             str(args.config))
     changes = {
@@ -223,8 +254,12 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
     chosen = set(file.train_config)
     chosen |= {field for dest, field in _OPTIONS.items() if getattr(args, dest) is not None}
     chosen |= {item.partition("=")[0].strip().replace("-", "_") for item in args.overrides}
+    names = dict(_FLAGS)  # how a message names a chosen field: where it was chosen
+    names.update({key: f"key `{key}` of {source}" for key in file.train_config})
+    names.update({field: _FLAGS[field] for dest, field in _OPTIONS.items()
+                  if getattr(args, dest) is not None})
     train_config, notes = fit_to_data(train_config, data, model_config=model_config,
-                                      keep=chosen, names=_FLAGS, preset=preset)
+                                      keep=chosen, names=names, preset=preset)
     log = args.log or file.log
     if log is not None:
         from ..training.loggers import LOGGERS
@@ -250,7 +285,8 @@ def run(args: argparse.Namespace) -> int:
             fmt = args.print_config
         sys.stdout.write(dump_config(config, fmt))
         return 0
-    out = check_output_dir(Path(_require(config["out"], "--out", "out")), "--out")
+    out = _from_key(check_output_dir, Path(_require(config["out"], "--out", "out")), "--out",
+                    None if args.out is not None else os.fspath(args.config))
     from ..models.presets import model_preset
     from ..training import TrainConfig, Trainer
     from ..training.optim import schedule_note

@@ -87,7 +87,8 @@ def test_resume_from_the_command_line(tmp_path, burgers_file, capsys):
 @pytest.mark.parametrize(
     ("case", "match"),
     [
-        ("unknown preset", "Unknown preset 'burgers-gt'"),
+        ("unknown preset", r"argument --preset: must be one of burgers-galerkin, .*"
+                           r"burgers-fno-long; got 'burgers-gt'\.$"),
         ("problem mismatch",
          "must be a burgers dataset for preset 'burgers-galerkin'; got a darcy"),
         ("unreachable resolution", r"--resolution must be reachable from 128 .* got 100"),

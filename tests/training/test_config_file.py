@@ -84,6 +84,14 @@ def test_run_json_reruns_as_it_is(tmp_path, burgers_file):
      r"`train_config` must be a mapping of TrainConfig fields; got \[1, 2\]"),
     ({"preset": 3}, r"`preset` must be a training preset name; got 3"),
     ({"train_config": {"epochs": 2}}, r"argument --preset is required \(or `preset` in the"),
+    # values of the file are named as its keys, not as the options the user did not give
+    ({"preset": "burgers-galerkn"},
+     r"c.yaml: `preset` must be one of burgers-galerkin, .*; got 'burgers-galerkn'\.$"),
+    ({"preset": "burgers-galerkin", "data": "nothere.nc"},
+     r"c.yaml: `data` must be an existing file; got 'nothere.nc', which does not exist\.$"),
+    ({"preset": "burgers-galerkin", "train_config": {"n_train": 100}},
+     r"key `n_train` of .*c.yaml: must be at most 22 \(the 24 samples of .* less one each "
+     r"for validation and test\); got 100\.$"),
     ("- just\n- a list\n", r"must hold a mapping of preset, data"),
     ("preset: [unclosed\n", r"must be valid YAML; got a parse error at line 2"),
 ])
@@ -97,7 +105,22 @@ def test_bad_config_file_is_one_line(doc, match, tmp_path, burgers_file, capsys)
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert err.startswith("neuralop-fem train: error: ")
-    assert re.search(match, err), err
+    assert re.search(match, err.rstrip("\n")), err
+    if "is required" not in err:  # a value of the file: named as its key, not as an option
+        assert "argument --" not in err, err
+
+
+def test_out_of_the_config_file_is_named_as_its_key(tmp_path, burgers_file, capsys,
+                                                    monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no runs/ here
+    cfg = _write_yaml(tmp_path / "c.yaml", {"preset": "burgers-galerkin",
+                                            "data": str(burgers_file), "out": "runs/gt"})
+    assert main(["train", "--config", cfg]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"neuralop-fem train: error: {cfg}: `out` must be in an existing directory; "
+                   "got 'runs/gt' ('runs' does not exist).\n")
+    assert main(["train", "--config", cfg, "--out", "runs/b"]) == 2  # the option: named so
+    assert "error: argument --out: must be in an existing directory" in capsys.readouterr().err
 
 
 def test_config_suffix_and_missing_out(tmp_path, burgers_file, capsys):
