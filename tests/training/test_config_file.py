@@ -110,6 +110,21 @@ def test_bad_config_file_is_one_line(doc, match, tmp_path, burgers_file, capsys)
         assert "argument --" not in err, err
 
 
+def test_yaml_numbers_without_a_dot_are_numbers(tmp_path, burgers_file):
+    """``lr_max: 1e-3`` is the number it reads as (PyYAML alone reads YAML 1.1, a string)."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"preset: burgers-galerkin\ndata: {burgers_file}\ntrain_config:\n"
+                    "  lr_max: 5e-4\n  weight_decay: 1E-5\n  gamma: .5e0\n"
+                    "model_config:\n  norm_eps: 1.0e-6\n")
+    proc = run_cli(["train", "--config", str(path), "--print-config", "json"])
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["train_config"]["lr_max"] == 5e-4
+    assert doc["train_config"]["weight_decay"] == 1e-5
+    assert doc["train_config"]["gamma"] == 0.5
+    assert doc["model_config"]["norm_eps"] == 1e-6
+
+
 def test_out_of_the_config_file_is_named_as_its_key(tmp_path, burgers_file, capsys,
                                                     monkeypatch):
     monkeypatch.chdir(tmp_path)  # no runs/ here
