@@ -164,3 +164,23 @@ def test_evaluate_help_names_the_file_it_writes(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "RUN_DIR/eval_<data>_n<res>_<indices>.csv" in text
     assert "eval_burgers_n512_test.csv" in text
+
+
+def test_a_run_directory_of_another_problem_is_refused_in_a_short_line(tmp_path, burgers_file,
+                                                                        darcy_file, capsys):
+    """The preset and problem that differ are named, not the dozens of model and training
+    fields that differ because of them."""
+    run = tmp_path / "run"
+    assert _train(burgers_file, "burgers-galerkin", run, "--resolution", "64", "--batch-size",
+                  "4", "--max-epochs-this-call", "1", *SMALL, *set_args(TINY_BURGERS)) == 0
+    capsys.readouterr()
+    assert _train(darcy_file, "darcy-galerkin", run, "--n-train", "8", "--n-val", "3",
+                  "--n-test", "3") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert re.fullmatch(
+        rf"neuralop-fem train: error: {re.escape(str(run))} holds a run with other settings: "
+        r"task: 'burgers' \(run\) vs 'darcy' \(now\); preset: 'burgers-galerkin' \(run\) vs "
+        r"'darcy-galerkin' \(now\); data_path: '.*burgers.nc' \(run\) vs '.*darcy.nc' \(now\); "
+        r"\d+ other settings differ as well\. Use another --out or pass --overwrite to discard "
+        r"it\.\n", err), err
