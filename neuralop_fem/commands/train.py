@@ -251,13 +251,13 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
     }
     train_config = train_config.replace(**changes)
     model_config, train_config = apply_overrides(model_config, train_config, args.overrides)
-    chosen = set(file.train_config)
-    chosen |= {field for dest, field in _OPTIONS.items() if getattr(args, dest) is not None}
-    chosen |= {item.partition("=")[0].strip().replace("-", "_") for item in args.overrides}
-    names = dict(_FLAGS)  # how a message names a chosen field: where it was chosen
+    options = {field for dest, field in _OPTIONS.items() if getattr(args, dest) is not None}
+    sets = {item.partition("=")[0].strip().replace("-", "_") for item in args.overrides}
+    chosen = set(file.train_config) | options | sets
+    names = dict(_FLAGS)  # how a message names a chosen field: where it was chosen, in order
     names.update({key: f"key `{key}` of {source}" for key in file.train_config})
-    names.update({field: _FLAGS[field] for dest, field in _OPTIONS.items()
-                  if getattr(args, dest) is not None})
+    names.update({field: _FLAGS[field] for field in options})
+    names.update({key: f"--set {key}" for key in sets})
     train_config, notes = fit_to_data(train_config, data, model_config=model_config,
                                       keep=chosen, names=names, preset=preset)
     log = args.log or file.log

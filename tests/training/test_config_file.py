@@ -92,6 +92,9 @@ def test_run_json_reruns_as_it_is(tmp_path, burgers_file):
     ({"preset": "burgers-galerkin", "train_config": {"n_train": 100}},
      r"key `n_train` of .*c.yaml: must be at most 22 \(the 24 samples of .* less one each "
      r"for validation and test\); got 100\.$"),
+    ({"preset": "burgers-galerkin", "train_config": {"resolution": 100}},
+     r"key `resolution` of .*c.yaml must be reachable from 128 by striding \(the grid of "
+     r".*burgers.nc\): one of \[1, 2, 4, .*128\]; got 100\.$"),
     ("- just\n- a list\n", r"must hold a mapping of preset, data"),
     ("preset: [unclosed\n", r"must be valid YAML; got a parse error at line 2"),
 ])
@@ -108,6 +111,15 @@ def test_bad_config_file_is_one_line(doc, match, tmp_path, burgers_file, capsys)
     assert re.search(match, err.rstrip("\n")), err
     if "is required" not in err:  # a value of the file: named as its key, not as an option
         assert "argument --" not in err, err
+
+
+def test_set_over_the_file_is_named_as_set(tmp_path, burgers_file, capsys):
+    cfg = _write_yaml(tmp_path / "c.yaml", {"preset": "burgers-galerkin",
+                                            "data": str(burgers_file),
+                                            "train_config": {"resolution": 64}})
+    assert main(["train", "--config", cfg, "--set", "resolution=100", "--print-config"]) == 2
+    err = capsys.readouterr().err
+    assert "error: --set resolution must be reachable from 128 by striding" in err
 
 
 def test_yaml_numbers_without_a_dot_are_numbers(tmp_path, burgers_file):
