@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -153,12 +154,13 @@ def apply_overrides(model_config: ModelConfig, train_config: TrainConfig,
     try:
         if model_changes:
             model_config = model_config.replace(**model_changes)
-    except ConfigError:
-        raise
-    except ValueError as exc:  # the models' InputError
-        raise ConfigError(str(exc)) from None
-    if train_changes:
-        train_config = train_config.replace(**train_changes)
+        if train_changes:
+            train_config = train_config.replace(**train_changes)
+    except ValueError as exc:  # ConfigError, and the models' InputError
+        # `epochs` must be ... -> argument --set: key `epochs` must be ... (not the option
+        # --epochs, which was not given)
+        msg = re.sub(r"^`(\w+)`", r"argument --set: key `\1`", str(exc))
+        raise ConfigError(msg) from None
     return model_config, train_config
 
 

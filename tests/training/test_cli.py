@@ -95,7 +95,10 @@ def test_resume_from_the_command_line(tmp_path, burgers_file, capsys):
         ("too few samples", r"argument --n-train: must be at most 22 \(the 24 samples of .* "
                             r"less one each for validation and test\); got 30"),
         ("unknown set key", "`--set` key must be a model or training hyper-parameter; got 'widht'"),
-        ("bad set value", "`num_layers` must be an integer >= 1; got 0"),
+        ("bad set value", "error: argument --set: key `num_layers` must be an integer >= 1; "
+                          "got 0"),
+        ("bad set training value", "error: argument --set: key `epochs` must be an integer "
+                                   ">= 1; got 'abc'"),
     ],
 )
 def test_bad_input(case, match, tmp_path, burgers_file, darcy_file, capsys):
@@ -109,6 +112,8 @@ def test_bad_input(case, match, tmp_path, burgers_file, darcy_file, capsys):
                                                                "--n-train", "30"]),
         "unknown set key": (burgers_file, "burgers-galerkin", [*base, "--set", "widht=3"]),
         "bad set value": (burgers_file, "burgers-galerkin", [*base, "--set", "num_layers=0"]),
+        "bad set training value": (burgers_file, "burgers-galerkin", [*base, "--set",
+                                                                      "epochs=abc"]),
     }[case]
     assert _train(args[0], args[1], tmp_path / "run", *args[2]) == 2
     err = capsys.readouterr().err
