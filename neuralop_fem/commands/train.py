@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--config", type=input_file, metavar="FILE",
                    help="configuration file, YAML (.yaml, .yml) or JSON (.json; a run.json "
-                        "written by a run works as it is): preset, data, out, train_config, "
+                        "written by a run works as it is): preset, data, out, log, train_config, "
                         "model_config. Precedence, lowest first: preset, file, options, --set")
     p.add_argument("--print-config", dest="print_config", nargs="?", const="same",
                    choices=("same", "yaml", "json"), metavar="FORMAT",

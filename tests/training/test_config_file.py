@@ -192,3 +192,13 @@ def test_the_config_file_of_docs_training_md_as_written(tmp_path, darcy_file):
     assert varied["train_config"]["epochs"] == 80
     assert varied["train_config"]["weight_decay"] == 0
     assert varied["train_config"]["scheduler"] == "cosine"  # the rest of the file stays
+
+
+def test_help_of_config_names_every_key(capsys):
+    from neuralop_fem.commands._config_file import KEYS
+
+    assert main(["train", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    start = text.index("--config FILE configuration file")
+    config_help = text[start:text.index("--print-config", start)]
+    assert all(key in config_help for key in KEYS), config_help
