@@ -111,8 +111,8 @@ CASES = [
     _case("train-data-not-netcdf", "train --data {junk} --preset burgers-galerkin "
           "--out {tmp}/r", "{junk}"),
     _case("train-seed-2**64", f"{TRAIN} --seed {BIG} --out {{tmp}}/r", "--seed", "64 bits"),
-    _case("train-set-seed-2**64", f"{TRAIN} --set seed={BIG} --out {{tmp}}/r", "--seed",
-          "64 bits"),
+    _case("train-set-seed-2**64", f"{TRAIN} --set seed={BIG} --out {{tmp}}/r",
+          "argument --set: key `seed`", "64 bits"),
     _case("train-epochs-0", f"{TRAIN} --epochs 0 --out {{tmp}}/r", "--epochs"),
     _case("train-lr-nan", f"{TRAIN} --lr nan --out {{tmp}}/r", "--lr"),
     _case("train-batch-size-negative", f"{TRAIN} --batch-size -4 --out {{tmp}}/r",

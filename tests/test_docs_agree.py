@@ -93,3 +93,36 @@ def test_no_citation_of_design_files_outside_the_repository():
     cited = [f"{p.relative_to(ROOT)}:{i}" for p in sources
              for i, line in enumerate(p.read_text().splitlines(), 1) if _UNSHIPPED.search(line)]
     assert not cited, cited
+
+
+#: The cases of docs/models.md's back-to-back table -> (preset, n) of the results file.
+_VS_REFERENCE_CASES = {"Burgers n=512 GT": ("burgers-galerkin", 512),
+                       "Burgers n=2048 GT": ("burgers-galerkin", 2048),
+                       "Darcy 141/43 GT": ("darcy-galerkin", 141),
+                       "Burgers n=512 FT": ("burgers-fourier", 512)}
+
+
+def _close(stated: str, value: float) -> bool:
+    """Whether ``stated`` (as printed in a table) is ``value`` to the digits it shows."""
+    decimals = len(stated.partition(".")[2])
+    return abs(float(stated) - value) <= 0.51 * 10 ** -decimals
+
+
+def test_models_md_back_to_back_table_is_the_committed_run():
+    import json
+
+    text = (ROOT / "docs" / "models.md").read_text()
+    rows = json.loads((ROOT / "benchmarks" / "results" / "models_vs_reference.json")
+                      .read_text())["rows"]
+    measured = {(r["preset"], r["n"]): r for r in rows}
+    found = re.findall(r"^\| (Burgers n=\d+ [GF]T|Darcy 141/43 GT) \(\d+\) \| ([\d.]+) / ([\d.]+) "
+                       r"\| ([\d.]+) / ([\d.]+) \| ([\d.]+)x \|", text, re.M)
+    assert sorted(case for case, *_ in found) == sorted(_VS_REFERENCE_CASES)
+    for case, ours_best, ours_median, ref_best, ref_median, speedup in found:
+        row = measured[_VS_REFERENCE_CASES[case]]
+        pairs = [(ours_best, row["ours"]["it_s_best"]),
+                 (ours_median, row["ours"]["it_s_median"]),
+                 (ref_best, row["reference_order"]["it_s_best"]),
+                 (ref_median, row["reference_order"]["it_s_median"]),
+                 (speedup, row["speedup_median"])]
+        assert all(_close(s, v) for s, v in pairs), (case, pairs)

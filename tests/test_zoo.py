@@ -316,3 +316,32 @@ def test_train_zoo_status_lists_every_run_without_training(tmp_path):
                            env=env, timeout=120)
     assert wrong.returncode == 2
     assert wrong.stderr == "train_zoo.sh: error: the only option is --status; got '--go'\n"
+
+
+def test_zoo_dir_before_add_is_where_the_entry_goes(tmp_path, tiny_run, burgers_file, capsys,
+                                                    monkeypatch):
+    """`zoo --zoo-dir DIR add ...` (the option before the subcommand, as `zoo --help` shows
+    it) packs into DIR, never into the package's zoo (here a stand-in directory)."""
+    import neuralop_fem.zoo
+    import neuralop_fem.zoo.pack
+
+    package = tmp_path / "package-entries"
+    package.mkdir()
+    monkeypatch.setattr(neuralop_fem.zoo, "ENTRIES", package)
+    monkeypatch.setattr(neuralop_fem.zoo.pack, "ENTRIES", package)
+    zoo = tmp_path / "zoo"
+    zoo.mkdir()
+    assert main(["zoo", "--zoo-dir", str(zoo), "add", str(tiny_run), "--name", "before",
+                 "--data", str(burgers_file)]) == 0
+    capsys.readouterr()
+    assert (zoo / "before" / CARD).exists()
+    assert not any(package.iterdir())
+    other = tmp_path / "other"
+    other.mkdir()
+    assert main(["zoo", "--zoo-dir", str(zoo), "add", str(tiny_run), "--name", "twice",
+                 "--data", str(burgers_file), "--zoo-dir", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "argument --zoo-dir: must name one zoo directory" in err
+    assert not (other / "twice").exists()
+    assert not any(package.iterdir())

@@ -81,7 +81,7 @@ def _parse(path: Path, fmt: str) -> object:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_yaml_loader())  # a SafeLoader
     except yaml.YAMLError as exc:
         where = ""
         mark = getattr(exc, "problem_mark", None)
@@ -90,6 +90,23 @@ def _parse(path: Path, fmt: str) -> object:
         msg = (f"{os.fspath(path)}: must be valid YAML; got a parse error{where} "
                f"({getattr(exc, 'problem', None) or exc}).")
         raise ConfigError(msg) from None
+
+
+def _yaml_loader() -> type:
+    """PyYAML's SafeLoader reading ``1e-3`` as the number YAML 1.2 and JSON read (YAML 1.1,
+    PyYAML's, wants a dot, ``1.0e-3``, and reads ``1e-3`` as a string)."""
+    import re
+
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
+        list("-+0123456789."))
+    return Loader
 
 
 def _path(value: object, key: str, source: str) -> Path:

@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--config", type=input_file, metavar="FILE",
                    help="configuration file, YAML (.yaml, .yml) or JSON (.json; a run.json "
-                        "written by a run works as it is): preset, data, out, train_config, "
+                        "written by a run works as it is): preset, data, out, log, train_config, "
                         "model_config. Precedence, lowest first: preset, file, options, --set")
     p.add_argument("--print-config", dest="print_config", nargs="?", const="same",
                    choices=("same", "yaml", "json"), metavar="FORMAT",
@@ -153,12 +154,13 @@ def apply_overrides(model_config: ModelConfig, train_config: TrainConfig,
     try:
         if model_changes:
             model_config = model_config.replace(**model_changes)
-    except ConfigError:
-        raise
-    except ValueError as exc:  # the models' InputError
-        raise ConfigError(str(exc)) from None
-    if train_changes:
-        train_config = train_config.replace(**train_changes)
+        if train_changes:
+            train_config = train_config.replace(**train_changes)
+    except ValueError as exc:  # ConfigError, and the models' InputError
+        # `epochs` must be ... -> argument --set: key `epochs` must be ... (not the option
+        # --epochs, which was not given)
+        msg = re.sub(r"^`(\w+)`", r"argument --set: key `\1`", str(exc))
+        raise ConfigError(msg) from None
     return model_config, train_config
 
 
@@ -169,6 +171,35 @@ def _require(value: Any, option: str, key: str) -> Any:
         msg = f"argument {option} is required (or `{key}` in the --config file)."
         raise UsageError(msg)
     return value
+
+
+def _from_key(check: Any, path: Path, option: str, source: str | None) -> Path:
+    """``check(path, option)``; a path from the configuration file ``source`` (None: from the
+    option) is named in an error as the file's key."""
+    from ..errors import ConfigError, UsageError
+
+    try:
+        return check(path, option)
+    except UsageError as exc:
+        if source is None:
+            raise
+        what = str(exc).removeprefix(f"argument {option}: ")
+        msg = f"{source}: `{option.removeprefix('--')}` {what}"
+        raise ConfigError(msg) from None
+
+
+def _check_preset(name: str, source: str | None) -> None:
+    """Refuse an unknown preset ``name``, naming ``--preset`` or the key of the configuration
+    file ``source``, the presets and the name."""
+    from ..models.presets import preset_names
+
+    if name in preset_names():
+        return
+    from ..errors import ConfigError
+
+    where = "argument --preset:" if source is None else f"{source}: `preset`"
+    msg = f"{where} must be one of {', '.join(preset_names())}; got {name!r}."
+    raise ConfigError(msg)
 
 
 def _from_file(file: FileConfig, model_config: ModelConfig, train_config: TrainConfig,
@@ -207,11 +238,13 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
 
     file = FileConfig() if args.config is None else read_config(args.config)
     fmt = "yaml" if args.config is None else format_of(args.config)
+    source = None if args.config is None else os.fspath(args.config)
     preset = _require(args.preset or file.preset, "--preset", "preset")
+    _check_preset(preset, None if args.preset else source)
     data = _require(args.data or file.data, "--data", "data")
-    check_input_file(data, "--data")
+    _from_key(check_input_file, data, "--data", None if args.data else source)
     out = args.out or file.out
-    train_config = training_preset(preset)  # an unknown name: the message lists the presets
+    train_config = training_preset(preset)
     model_config, train_config = _from_file(file, model_preset(preset), train_config,
                                             str(args.config))
     changes = {
@@ -220,11 +253,15 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
     }
     train_config = train_config.replace(**changes)
     model_config, train_config = apply_overrides(model_config, train_config, args.overrides)
-    chosen = set(file.train_config)
-    chosen |= {field for dest, field in _OPTIONS.items() if getattr(args, dest) is not None}
-    chosen |= {item.partition("=")[0].strip().replace("-", "_") for item in args.overrides}
+    options = {field for dest, field in _OPTIONS.items() if getattr(args, dest) is not None}
+    sets = {item.partition("=")[0].strip().replace("-", "_") for item in args.overrides}
+    chosen = set(file.train_config) | options | sets
+    names = dict(_FLAGS)  # how a message names a chosen field: where it was chosen, in order
+    names.update({key: f"key `{key}` of {source}" for key in file.train_config})
+    names.update({field: _FLAGS[field] for field in options})
+    names.update({key: f"--set {key}" for key in sets})
     train_config, notes = fit_to_data(train_config, data, model_config=model_config,
-                                      keep=chosen, names=_FLAGS, preset=preset)
+                                      keep=chosen, names=names, preset=preset)
     log = args.log or file.log
     if log is not None:
         from ..training.loggers import LOGGERS
@@ -250,7 +287,8 @@ def run(args: argparse.Namespace) -> int:
             fmt = args.print_config
         sys.stdout.write(dump_config(config, fmt))
         return 0
-    out = check_output_dir(Path(_require(config["out"], "--out", "out")), "--out")
+    out = _from_key(check_output_dir, Path(_require(config["out"], "--out", "out")), "--out",
+                    None if args.out is not None else os.fspath(args.config))
     from ..models.presets import model_preset
     from ..training import TrainConfig, Trainer
     from ..training.optim import schedule_note

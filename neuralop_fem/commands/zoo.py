@@ -28,7 +28,7 @@ __all__ = ["register", "run"]
 
 def _zoo_dir(parser: argparse.ArgumentParser, *, output: bool, nested: bool = True) -> None:
     # nested: not set unless given, so `zoo --zoo-dir DIR list` keeps the parent's value;
-    # `add` writes into it (its own destination, an output of the command)
+    # `add` has its own destination (an output of the command), the parent's when not given
     parser.add_argument("--zoo-dir", dest="zoo_out" if output else "zoo_dir",
                         type=output_dir if output else input_dir, metavar="DIR",
                         default=argparse.SUPPRESS if nested and not output else None,
@@ -110,10 +110,19 @@ def _show(name: str, root: Path | None) -> int:
 def _add(args: argparse.Namespace) -> int:
     check_run_dir(args.run_dir)
     check_input_file(args.data, "--data")
+    # `zoo --zoo-dir DIR add ...` (before the subcommand) names the zoo to write into as well
+    root = args.zoo_out if args.zoo_out is not None else args.zoo_dir
+    if args.zoo_out is not None and args.zoo_dir is not None and (
+            Path(args.zoo_out).resolve() != Path(args.zoo_dir).resolve()):
+        from ..errors import UsageError
+
+        msg = (f"argument --zoo-dir: must name one zoo directory; got {str(args.zoo_dir)!r} "
+               f"before `add` and {str(args.zoo_out)!r} after it.")
+        raise UsageError(msg)
     from ..zoo.pack import add_to_zoo
 
     target = add_to_zoo(args.run_dir, name=args.name, data=args.data,
-                        resolutions=args.resolutions, report=args.report, root=args.zoo_out,
+                        resolutions=args.resolutions, report=args.report, root=root,
                         overwrite=args.overwrite,
                         device=None if args.device in (None, "auto") else args.device)
     sys.stdout.write(f"added {args.name} to the zoo: {target}\n")

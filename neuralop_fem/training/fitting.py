@@ -182,12 +182,17 @@ def fit_resolution(
     Raises
     ------
     ConfigError
-        When no reachable resolution of at least :data:`MIN_POINTS` points lies below the
-        wanted one (the message lists the reachable resolutions).
+        When a kept resolution is not reachable, or no reachable resolution of at least
+        :data:`MIN_POINTS` points lies below the wanted one (the message lists the reachable
+        resolutions).
     """
     wanted = config.resolution
     problem = get_problem(config.task)
     reachable = problem.reachable(n_full)
+    if "resolution" in keep and wanted is not None and wanted not in reachable:
+        msg = (f"{_name(names, 'resolution')} must be reachable from {n_full} by striding (the "
+               f"grid of {where}): one of {reachable}; got {wanted}.")
+        raise ConfigError(msg)
     if "resolution" in keep or wanted is None or wanted in reachable:
         return wanted, None
     usable = _usable(problem, model_config)

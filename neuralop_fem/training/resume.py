@@ -396,7 +396,12 @@ def check_resumable(state: LastState, last: Path, *, config: TrainConfig,
     old = {**added_defaults(state["identity"]), **state["identity"]}
     diff = sorted(k for k in old.keys() | identity.keys() if old.get(k) != identity.get(k))
     if diff:
-        shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {identity.get(k)!r} (now)" for k in diff)
+        # another preset or problem: its model and training fields differ as a consequence
+        lead = [k for k in ("task", "preset", "data_path") if k in diff]
+        shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {identity.get(k)!r} (now)"
+                          for k in (lead if {"task", "preset"} & set(lead) else diff))
+        if len(diff) > len(lead) and {"task", "preset"} & set(lead):
+            shown += f"; {len(diff) - len(lead)} other settings differ as well"
         msg = (f"{run_dir} holds a run with other settings: {shown}. Use another --out or pass "
                "--overwrite to discard it.")
         raise ConfigError(msg)

@@ -87,14 +87,18 @@ def test_resume_from_the_command_line(tmp_path, burgers_file, capsys):
 @pytest.mark.parametrize(
     ("case", "match"),
     [
-        ("unknown preset", "Unknown preset 'burgers-gt'"),
+        ("unknown preset", r"argument --preset: must be one of burgers-galerkin, .*"
+                           r"burgers-fno-long; got 'burgers-gt'\.$"),
         ("problem mismatch",
          "must be a burgers dataset for preset 'burgers-galerkin'; got a darcy"),
         ("unreachable resolution", r"--resolution must be reachable from 128 .* got 100"),
         ("too few samples", r"argument --n-train: must be at most 22 \(the 24 samples of .* "
                             r"less one each for validation and test\); got 30"),
         ("unknown set key", "`--set` key must be a model or training hyper-parameter; got 'widht'"),
-        ("bad set value", "`num_layers` must be an integer >= 1; got 0"),
+        ("bad set value", "error: argument --set: key `num_layers` must be an integer >= 1; "
+                          "got 0"),
+        ("bad set training value", "error: argument --set: key `epochs` must be an integer "
+                                   ">= 1; got 'abc'"),
     ],
 )
 def test_bad_input(case, match, tmp_path, burgers_file, darcy_file, capsys):
@@ -108,6 +112,8 @@ def test_bad_input(case, match, tmp_path, burgers_file, darcy_file, capsys):
                                                                "--n-train", "30"]),
         "unknown set key": (burgers_file, "burgers-galerkin", [*base, "--set", "widht=3"]),
         "bad set value": (burgers_file, "burgers-galerkin", [*base, "--set", "num_layers=0"]),
+        "bad set training value": (burgers_file, "burgers-galerkin", [*base, "--set",
+                                                                      "epochs=abc"]),
     }[case]
     assert _train(args[0], args[1], tmp_path / "run", *args[2]) == 2
     err = capsys.readouterr().err
@@ -163,3 +169,23 @@ def test_evaluate_help_names_the_file_it_writes(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "RUN_DIR/eval_<data>_n<res>_<indices>.csv" in text
     assert "eval_burgers_n512_test.csv" in text
+
+
+def test_a_run_directory_of_another_problem_is_refused_in_a_short_line(tmp_path, burgers_file,
+                                                                        darcy_file, capsys):
+    """The preset and problem that differ are named, not the dozens of model and training
+    fields that differ because of them."""
+    run = tmp_path / "run"
+    assert _train(burgers_file, "burgers-galerkin", run, "--resolution", "64", "--batch-size",
+                  "4", "--max-epochs-this-call", "1", *SMALL, *set_args(TINY_BURGERS)) == 0
+    capsys.readouterr()
+    assert _train(darcy_file, "darcy-galerkin", run, "--n-train", "8", "--n-val", "3",
+                  "--n-test", "3") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert re.fullmatch(
+        rf"neuralop-fem train: error: {re.escape(str(run))} holds a run with other settings: "
+        r"task: 'burgers' \(run\) vs 'darcy' \(now\); preset: 'burgers-galerkin' \(run\) vs "
+        r"'darcy-galerkin' \(now\); data_path: '.*burgers.nc' \(run\) vs '.*darcy.nc' \(now\); "
+        r"\d+ other settings differ as well\. Use another --out or pass --overwrite to discard "
+        r"it\.\n", err), err

@@ -84,6 +84,17 @@ def test_run_json_reruns_as_it_is(tmp_path, burgers_file):
      r"`train_config` must be a mapping of TrainConfig fields; got \[1, 2\]"),
     ({"preset": 3}, r"`preset` must be a training preset name; got 3"),
     ({"train_config": {"epochs": 2}}, r"argument --preset is required \(or `preset` in the"),
+    # values of the file are named as its keys, not as the options the user did not give
+    ({"preset": "burgers-galerkn"},
+     r"c.yaml: `preset` must be one of burgers-galerkin, .*; got 'burgers-galerkn'\.$"),
+    ({"preset": "burgers-galerkin", "data": "nothere.nc"},
+     r"c.yaml: `data` must be an existing file; got 'nothere.nc', which does not exist\.$"),
+    ({"preset": "burgers-galerkin", "train_config": {"n_train": 100}},
+     r"key `n_train` of .*c.yaml: must be at most 22 \(the 24 samples of .* less one each "
+     r"for validation and test\); got 100\.$"),
+    ({"preset": "burgers-galerkin", "train_config": {"resolution": 100}},
+     r"key `resolution` of .*c.yaml must be reachable from 128 by striding \(the grid of "
+     r".*burgers.nc\): one of \[1, 2, 4, .*128\]; got 100\.$"),
     ("- just\n- a list\n", r"must hold a mapping of preset, data"),
     ("preset: [unclosed\n", r"must be valid YAML; got a parse error at line 2"),
 ])
@@ -97,7 +108,46 @@ def test_bad_config_file_is_one_line(doc, match, tmp_path, burgers_file, capsys)
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert err.startswith("neuralop-fem train: error: ")
-    assert re.search(match, err), err
+    assert re.search(match, err.rstrip("\n")), err
+    if "is required" not in err:  # a value of the file: named as its key, not as an option
+        assert "argument --" not in err, err
+
+
+def test_set_over_the_file_is_named_as_set(tmp_path, burgers_file, capsys):
+    cfg = _write_yaml(tmp_path / "c.yaml", {"preset": "burgers-galerkin",
+                                            "data": str(burgers_file),
+                                            "train_config": {"resolution": 64}})
+    assert main(["train", "--config", cfg, "--set", "resolution=100", "--print-config"]) == 2
+    err = capsys.readouterr().err
+    assert "error: --set resolution must be reachable from 128 by striding" in err
+
+
+def test_yaml_numbers_without_a_dot_are_numbers(tmp_path, burgers_file):
+    """``lr_max: 1e-3`` is the number it reads as (PyYAML alone reads YAML 1.1, a string)."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"preset: burgers-galerkin\ndata: {burgers_file}\ntrain_config:\n"
+                    "  lr_max: 5e-4\n  weight_decay: 1E-5\n  gamma: .5e0\n"
+                    "model_config:\n  norm_eps: 1.0e-6\n")
+    proc = run_cli(["train", "--config", str(path), "--print-config", "json"])
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["train_config"]["lr_max"] == 5e-4
+    assert doc["train_config"]["weight_decay"] == 1e-5
+    assert doc["train_config"]["gamma"] == 0.5
+    assert doc["model_config"]["norm_eps"] == 1e-6
+
+
+def test_out_of_the_config_file_is_named_as_its_key(tmp_path, burgers_file, capsys,
+                                                    monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no runs/ here
+    cfg = _write_yaml(tmp_path / "c.yaml", {"preset": "burgers-galerkin",
+                                            "data": str(burgers_file), "out": "runs/gt"})
+    assert main(["train", "--config", cfg]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"neuralop-fem train: error: {cfg}: `out` must be in an existing directory; "
+                   "got 'runs/gt' ('runs' does not exist).\n")
+    assert main(["train", "--config", cfg, "--out", "runs/b"]) == 2  # the option: named so
+    assert "error: argument --out: must be in an existing directory" in capsys.readouterr().err
 
 
 def test_config_suffix_and_missing_out(tmp_path, burgers_file, capsys):
@@ -142,3 +192,13 @@ def test_the_config_file_of_docs_training_md_as_written(tmp_path, darcy_file):
     assert varied["train_config"]["epochs"] == 80
     assert varied["train_config"]["weight_decay"] == 0
     assert varied["train_config"]["scheduler"] == "cosine"  # the rest of the file stays
+
+
+def test_help_of_config_names_every_key(capsys):
+    from neuralop_fem.commands._config_file import KEYS
+
+    assert main(["train", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    start = text.index("--config FILE configuration file")
+    config_help = text[start:text.index("--print-config", start)]
+    assert all(key in config_help for key in KEYS), config_help

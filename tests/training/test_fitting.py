@@ -134,8 +134,15 @@ def test_the_inverse_grid_must_pool_to_its_coarse_target():
 
 
 def test_a_chosen_or_file_grid_resolution_is_not_changed():
-    assert fit_resolution(32, BURGERS, keep={"resolution"}) == (512, None)
+    assert fit_resolution(32, BURGERS.replace(resolution=16), keep={"resolution"}) == (16, None)
     assert fit_resolution(32, BURGERS.replace(resolution=None)) == (None, None)
+
+
+def test_a_chosen_resolution_the_file_cannot_reach_is_an_error_naming_where_it_was_chosen():
+    with pytest.raises(ConfigError, match=r"^--resolution must be reachable from 32 by striding "
+                                          r"\(the grid of f\.nc\): one of \[1, 2, 4, 8, 16, 32\]; "
+                                          r"got 512\.$"):
+        fit_resolution(32, BURGERS, keep={"resolution"}, names=FLAGS, where="f.nc")
 
 
 def test_no_usable_grid_below_the_preset_is_an_error_listing_the_reachable_ones():
