@@ -377,10 +377,11 @@ def _run(argv: list[str], debug: bool, seen: dict[str, argparse.ArgumentParser])
     if extras:
         unknown = next((e.split("=")[0] for e in extras if e.startswith("-")), "")
         hint = _unknown_option_hint(unknown, sub, args) if unknown else ""
-        sys.stderr.write(f"neuralop-fem {args.command}: error: unrecognized arguments: "
+        sys.stderr.write(f"{_chosen_parser(sub, args).prog}: error: unrecognized arguments: "
                          f"{' '.join(extras)}{hint}\n")
         return 2
     seen["parser"] = sub
+    seen["prog"] = _chosen_parser(sub, args)  # errors name the subcommand used, as argparse's
     args.verbose += getattr(args, "verbose_after", 0)
     args.debug = debug
     _configure_logging(args.verbose, name=f"neuralop-fem {args.command}", parser=sub)
@@ -401,12 +402,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv  # also before parsing succeeds (or when it fails)
     command = _requested_command(argv) or "?"
     seen: dict[str, argparse.ArgumentParser] = {}
-    return run_reporting(lambda: _run(argv, debug, seen), f"neuralop-fem {command}",
-                         debug=debug,
+
+    def name() -> str:  # `neuralop-fem generate darcy` once parsed, as argparse's own errors
+        return seen["prog"].prog if "prog" in seen else f"neuralop-fem {command}"
+
+    return run_reporting(lambda: _run(argv, debug, seen), name, debug=debug,
                          wording=lambda text: command_line_wording(text, seen.get("parser")))
 
 
-def run_reporting(call: Callable[[], int], name: str, *, debug: bool,
+def run_reporting(call: Callable[[], int], name: str | Callable[[], str], *, debug: bool,
                   wording: Callable[[str], str] | None = None) -> int:
     """Return ``call()``; an exception it raises becomes one line ``<name>: <message>`` on stderr.
 
@@ -414,13 +418,15 @@ def run_reporting(call: Callable[[], int], name: str, *, debug: bool,
     propagates instead, traceback and all. The command line and the benchmark scripts share it.
     While ``call`` runs, a warning it issues is shown as one line ``<name>: warning: ...``
     (where the warnings filters show it at all). ``wording`` rewrites the messages (the command
-    line names its options as flags, :func:`command_line_wording`).
+    line names its options as flags, :func:`command_line_wording`). ``name`` may be a callable,
+    asked when a line is written (the command line names the subcommand once parsed).
     """
     reword = wording or (lambda text: text)
+    label = name if callable(name) else (lambda: name)
 
     def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
         text = _one_line(reword(str(message)))
-        sys.stderr.write(f"{name}: warning: {text} ({category.__name__})\n")
+        sys.stderr.write(f"{label()}: warning: {text} ({category.__name__})\n")
 
     previous = warnings.showwarning
     warnings.showwarning = show
@@ -429,13 +435,13 @@ def run_reporting(call: Callable[[], int], name: str, *, debug: bool,
     except KeyboardInterrupt:
         if debug:
             raise
-        sys.stderr.write(f"{name}: interrupted\n")
+        sys.stderr.write(f"{label()}: interrupted\n")
         return 130
     except Exception as exc:
         if debug:
             raise
         message, status = error_message(exc)
-        sys.stderr.write(f"{name}: {reword(message)}\n")
+        sys.stderr.write(f"{label()}: {reword(message)}\n")
         return status
     finally:
         warnings.showwarning = previous

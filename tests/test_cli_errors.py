@@ -9,6 +9,7 @@ copies, legacy ``.mat`` files) are made once, at module scope.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -171,6 +172,13 @@ CASES = [
     _case("demo-seed-2**63", f"demo --quick --seed {2**63} --out {{tmp}}/demo", "--seed"),
     _case("demo-out-not-empty", "demo --quick --out {run}", "--out", "{run}", "--overwrite"),
     _case("demo-device-unknown", "demo --quick --device gpu --out {tmp}/demo", "--device"),
+    # nested subcommands: the code's errors are named like argparse's (`zoo show: error:`)
+    _case("zoo-show-unknown", "zoo show nope", "unknown zoo model", "'nope'"),
+    _case("zoo-show-unknown-option", "zoo show burgers-fno --nope", "unrecognized arguments",
+          "--nope"),
+    _case("check-data-not-netcdf", "reproduce check-data {junk}", "{junk}", "netCDF"),
+    _case("check-data-results-missing", "reproduce check-data {b} --results {tmp}/none.json",
+          "--results", "{tmp}/none.json", "no such file"),
     # the top level
     _case("unknown-command", "frobnicate", "COMMAND", "'frobnicate'"),
 ]
@@ -301,6 +309,21 @@ def results(paths) -> dict[str, subprocess.CompletedProcess]:
     return {k: f.result() for k, f in futures.items()}
 
 
+def _prog(args: tuple[str, ...]) -> str:
+    """How argparse names the subcommand ``args`` go through (``neuralop-fem generate
+    darcy``): every error of that call, argparse's or the code's, starts with it."""
+    from neuralop_fem.cli import build_parser
+
+    words = [a for a in args if not a.startswith("-")]
+    parser = build_parser(only=words[0])
+    for word in words:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or word not in subs[0].choices:
+            break
+        parser = subs[0].choices[word]
+    return parser.prog
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_user_error_is_one_line(case, results, paths):
     proc = results[case.id]
@@ -308,7 +331,7 @@ def test_user_error_is_one_line(case, results, paths):
     assert "Traceback" not in err, err
     lines = err.splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith("neuralop-fem"), err
+    assert lines[0].startswith(f"{_prog(case.args)}: "), err  # the subcommand typed
     if case.status is None:  # a user error, or (until run.json is checked) an internal one
         assert proc.returncode != 0, err
         assert "error: " in lines[0], err

@@ -61,7 +61,7 @@ def test_generate_on_a_full_disk(tmp_path, capsys, disk_full):
     out = tmp_path / "d.nc"
     assert main(["generate", "darcy", *DARCY, "--out", str(out)]) == 2
     err = _one_line(capsys)
-    assert err.startswith("neuralop-fem generate: error: No space left on device (")
+    assert err.startswith("neuralop-fem generate darcy: error: No space left on device (")
     assert str(out) in err  # the chunk file of FILE.nc.partial/ that could not be written
 
 

@@ -44,7 +44,7 @@ def test_generate_with_a_scheduler_without_distributed_names_the_extra(tmp_path)
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("neuralop-fem generate: error: --scheduler needs "
+    assert lines[0].startswith("neuralop-fem generate darcy: error: --scheduler needs "
                                "the optional package `distributed`"), lines[0]
     assert "pip install neuralop-fem[distributed]" in lines[0]
     assert not (tmp_path / "d.nc").exists()

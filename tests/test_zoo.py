@@ -205,7 +205,7 @@ def test_command_line(tmp_path, tiny_run, burgers_file, capsys):
     listed = ", ".join(available()) or "none (the zoo is empty)"
     shown = _cli("zoo", "show", "nope")
     assert shown.returncode == 2
-    assert shown.stderr == f"neuralop-fem zoo: error: unknown zoo model 'nope'; available: " \
+    assert shown.stderr == f"neuralop-fem zoo show: error: unknown zoo model 'nope'; available: " \
                            f"{listed}.\n"
     # the rest in this process (the same main() the subprocesses run)
     assert main(["zoo", "add", str(tiny_run), "--name", "tiny", "--data", str(burgers_file),

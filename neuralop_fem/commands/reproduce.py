@@ -127,6 +127,12 @@ def run(args: argparse.Namespace) -> int:
         from ..data.fingerprint import SAME_VALUES_RTOL
         from ..reproduce.record import check_data
 
+        if not results.is_file():
+            from ..errors import InputError
+
+            msg = (f"--results {results}: no such file (the rows' JSON whose data the files "
+                   "are checked against)")
+            raise InputError(msg)
         rtol = SAME_VALUES_RTOL if args.rtol is None else args.rtol
         lines, ok = check_data(list(args.files), results, rtol)
         sys.stdout.write("".join(f"{line}\n" for line in lines))

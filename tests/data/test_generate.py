@@ -182,7 +182,7 @@ def test_the_refusal_the_docs_show_is_what_the_command_prints(tmp_path, monkeypa
     from neuralop_fem.cli import main
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "generating_data.md").read_text()
-    shown = re.search(r"^neuralop-fem generate: error: darcy\.nc has an unfinished run.*$",
+    shown = re.search(r"^neuralop-fem generate darcy: error: darcy\.nc has an unfinished run.*$",
                       text, re.M).group(0)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(_generate_run, "solve_chunk", _raise_interrupt)

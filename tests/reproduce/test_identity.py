@@ -173,5 +173,5 @@ def test_a_damaged_results_file_is_one_line(files, tmp_path, content, message):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("neuralop-fem reproduce: error:"), proc.stderr
+    assert last.startswith("neuralop-fem reproduce check-data: error:"), proc.stderr
     assert message in last

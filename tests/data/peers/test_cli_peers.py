@@ -66,7 +66,7 @@ def test_an_option_of_the_other_problem_is_refused(tmp_path, rng, capsys, fmt, w
     assert main(["import", fmt, str(src), "--out", str(out), *option]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith(f"neuralop-fem import: error: {option[0]} applies to "), err
+    assert err.startswith(f"neuralop-fem import {fmt}: error: {option[0]} applies to "), err
     assert f"for a {problem} file" in err
     assert not out.exists()
 

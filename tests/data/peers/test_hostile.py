@@ -153,7 +153,7 @@ def test_main_refuses_a_hostile_file_in_one_line(tmp_path, capsys):
     assert main(["import", "neuralop", str(evil), "--out", str(tmp_path / "o.nc")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith("neuralop-fem import: error: ")
+    assert err.startswith("neuralop-fem import neuralop: error: ")
     assert not marker.exists()
 
 
@@ -169,6 +169,6 @@ def test_cli_refuses_bad_files_in_one_line(tmp_path, rng):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.count("\n") == 1, proc.stderr
         assert what in proc.stderr
-        assert proc.stderr.startswith("neuralop-fem import: error: ")
+        assert proc.stderr.startswith(f"neuralop-fem import {args[0]}: error: ")
     assert not marker.exists()
     assert not (tmp_path / "o.nc").exists()
