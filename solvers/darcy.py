@@ -19,7 +19,7 @@ included; array axis 0 is ``x``, axis 1 is ``y``) and the solution returned on t
 
 Linear solvers (``linear_solver``): ``"gmg"`` (default: CG preconditioned by a geometric
 multigrid V-cycle, fastest by measurement at the benchmark grids, see
-``benchmarks/bench_darcy.py``), ``"amg"`` (CG + pyamg smoothed aggregation), ``"cg"`` (Jacobi
+``benchmarks/bench_darcy.py``), ``"amg"`` (CG + pyamg Ruge-Stuben), ``"cg"`` (Jacobi
 CG) and ``"direct"`` (scipy SuperLU); for :class:`DarcyFDSolver` on small grids also the batched
 ``"banded"`` (banded Cholesky, the faster below about 29 x 29) and ``"dst-cg"`` (CG
 preconditioned by the fast Poisson solver, vectorised over samples; see

@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import xarray as xr
 
 from neuralop_fem.data import generate, load_dataset
+from neuralop_fem.data.plotting import plot_samples
 
 out = Path(tempfile.mkdtemp())
 path = generate("darcy", n_samples=10, resolution=29, seed=0, out=out / "darcy.nc", workers=0,
@@ -31,6 +32,10 @@ plain = xr.open_dataset(path)
 print(plain["u"].dims)
 plain["u"].isel(sample=slice(0, 3)).plot(col="sample")
 plt.show()
+
+# %%
+# The figure ``neuralop-fem plot`` writes: the first samples' coefficient and solution, as a PNG.
+print("wrote", plot_samples(ds, out))
 
 # %%
 # Per-sample solver diagnostics are variables of the file too.
