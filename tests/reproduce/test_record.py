@@ -146,6 +146,7 @@ def test_the_earlier_command_line_still_runs(files: dict[str, Path], tmp_path: P
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 2
     assert "has not finished" in proc.stderr.strip().splitlines()[-1]
+    (tmp_path / "rows.json").write_text('{"runs": {}}')  # a results file without rows
     proc = subprocess.run([sys.executable, str(script), "--check-data", str(files["viscous"]),
                            "--results", str(tmp_path / "rows.json")],
                           capture_output=True, text=True, timeout=300, check=False)
