@@ -102,10 +102,10 @@ def _chosen_parser(parser: argparse.ArgumentParser,
 
 
 def _unknown_option_hint(option: str, sub: argparse.ArgumentParser,
-                         args: argparse.Namespace) -> str:
-    """The closest option of the subcommand used, or which sibling subcommand has ``option``
-    (``generate darcy --viscosity``: an option of ``generate burgers``)."""
-    chosen = _chosen_parser(sub, args)
+                         chosen: argparse.ArgumentParser) -> str:
+    """The closest option of ``chosen`` (the subcommand of ``sub`` used), or which sibling
+    subcommand has ``option`` (``generate darcy --viscosity``: an option of ``generate
+    burgers``)."""
     own = [s for a in chosen._actions for s in a.option_strings if s.startswith("--")]
     if option not in own:
         elsewhere = [p.prog for p in _subcommand_parsers(sub) if p is not chosen and option in
@@ -374,14 +374,14 @@ def _run(argv: list[str], debug: bool, seen: dict[str, argparse.ArgumentParser])
         parser.print_help(sys.stderr)
         return 2
     sub = _command_parser(parser, args.command)
+    chosen = _chosen_parser(sub, args)  # errors name the subcommand used, as argparse's do
     if extras:
         unknown = next((e.split("=")[0] for e in extras if e.startswith("-")), "")
-        hint = _unknown_option_hint(unknown, sub, args) if unknown else ""
-        sys.stderr.write(f"{_chosen_parser(sub, args).prog}: error: unrecognized arguments: "
+        hint = _unknown_option_hint(unknown, sub, chosen) if unknown else ""
+        sys.stderr.write(f"{chosen.prog}: error: unrecognized arguments: "
                          f"{' '.join(extras)}{hint}\n")
         return 2
-    seen["parser"] = sub
-    seen["prog"] = _chosen_parser(sub, args)  # errors name the subcommand used, as argparse's
+    seen["parser"], seen["prog"] = sub, chosen
     args.verbose += getattr(args, "verbose_after", 0)
     args.debug = debug
     _configure_logging(args.verbose, name=f"neuralop-fem {args.command}", parser=sub)

@@ -398,9 +398,10 @@ def check_resumable(state: LastState, last: Path, *, config: TrainConfig,
     if diff:
         # another preset or problem: its model and training fields differ as a consequence
         lead = [k for k in ("task", "preset", "data_path") if k in diff]
-        shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {identity.get(k)!r} (now)"
-                          for k in (lead if {"task", "preset"} & set(lead) else diff))
-        if len(diff) > len(lead) and {"task", "preset"} & set(lead):
+        if not {"task", "preset"} & set(lead):
+            lead = diff
+        shown = "; ".join(f"{k}: {old.get(k)!r} (run) vs {identity.get(k)!r} (now)" for k in lead)
+        if len(diff) > len(lead):
             shown += f"; {len(diff) - len(lead)} other settings differ as well"
         msg = (f"{run_dir} holds a run with other settings: {shown}. Use another --out or pass "
                "--overwrite to discard it.")
