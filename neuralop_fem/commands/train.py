@@ -40,6 +40,7 @@ _OPTIONS = {
     "resolution": "resolution", "epochs": "epochs", "batch_size": "batch_size", "lr": "lr_max",
     "device": "device", "seed": "seed", "n_train": "n_train", "n_val": "n_val",
     "n_test": "n_test", "noise": "noise", "amp": "amp", "threads": "threads",
+    "checkpoint_minutes": "checkpoint_minutes",
 }
 
 #: TrainConfig field -> the option that sets it (named in the notes and errors of fit_to_data)
@@ -102,6 +103,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any model or training hyper-parameter by name (value parsed "
                         "as JSON, else a string); repeatable")
+    p.add_argument("--checkpoint-minutes", dest="checkpoint_minutes",
+                   type=float_range(0, inclusive=True), metavar="M",
+                   help="also save the run within an epoch every M minutes (RUN_DIR/partial.pt), "
+                        "so a killed run resumes from there (default 10; 0: only at the end of "
+                        "each epoch)")
     p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int_range(1),
                    metavar="K", help="stop after K epochs (resume later with the same command)")
     p.add_argument("--log", choices=("tensorboard", "mlflow", "wandb"),
@@ -319,7 +325,8 @@ def run(args: argparse.Namespace) -> int:
         if main and note is not None:
             _say(note)
         if main and trainer.resumed_from is not None:
-            _say(_resuming(trainer.resumed_from, train_config.epochs, out))
+            within = trainer.within and (trainer.within["batches_done"], len(trainer.sampler))
+            _say(_resuming(trainer.resumed_from, train_config.epochs, out, within=within))
         # A terminal on both streams shows the bar (stderr); otherwise one line per epoch.
         lines = main and not (sys.stdout.isatty() and sys.stderr.isatty())
         try:
@@ -362,10 +369,15 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def _resuming(done: int, epochs: int, out: Path) -> str:
+def _resuming(done: int, epochs: int, out: Path, *, within: tuple[int, int] | None) -> str:
+    """The line of a resumed run; ``within``: (batches done, batches) of a partial.pt."""
     if done >= epochs:
         return (f"resuming {out}: its {epochs} epochs are done; computing the test errors "
                 "(--overwrite trains it again)")
+    if within:
+        return (f"resuming {out} within epoch {done + 1} of {epochs} ({done} done, and batch "
+                f"{within[0]} of {within[1]} of epoch {done + 1}, restored from partial.pt; "
+                "--overwrite starts again)")
     return (f"resuming {out} from epoch {done + 1} of {epochs} ({done} done, restored from "
             "last.pt; --overwrite starts again)")
 

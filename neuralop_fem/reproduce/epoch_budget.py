@@ -29,7 +29,8 @@ __all__ = ["Point", "collect", "mean_error", "point_of", "series", "table"]
 #: Training settings a series may vary (the rest must be the paper preset's).
 VARIED = ("seed", "epochs", "lr_max", "gamma")
 #: Settings of where and how a run was computed, not of what it learned.
-ENVIRONMENT = ("device", "amp", "deterministic", "eval_batch_size", "num_workers")
+ENVIRONMENT = ("device", "amp", "deterministic", "eval_batch_size", "num_workers",
+               "checkpoint_minutes")
 MODEL_ORDER = ("galerkin", "fourier", "fno")
 
 

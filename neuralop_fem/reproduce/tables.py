@@ -31,7 +31,7 @@ def group_key(entry: dict[str, Any]) -> str:
     from ..training import TrainConfig
 
     train = {k: v for k, v in {**TrainConfig().to_dict(), **entry["train_config"]}.items()
-             if k not in ("seed", "device", "num_workers")}
+             if k not in ("seed", "device", "num_workers", "checkpoint_minutes")}
     data = entry["data"]
     data_id = (data.get("same_values_as") or {}).get("checksum") or data["checksum"]
     return json.dumps([entry["preset"], entry["mode"], data_id, entry["model_config"], train],

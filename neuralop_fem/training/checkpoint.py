@@ -5,6 +5,8 @@ Layout of ``RUN_DIR`` (relied on by :class:`~neuralop_fem.Surrogate`)::
     run.json        human-readable: preset, model config, TrainConfig, data provenance, splits,
                     resolution, versions, hardware, wall time, best epoch, val/test errors
     last.pt         everything to resume: model, optimizer, scheduler, epoch, history, RNG states
+    partial.pt      the same within an epoch, every ``checkpoint_minutes`` (:mod:`.within_epoch`);
+                    removed when the epoch ends
     best.pt         the selected model alone: weights + normaliser buffers + model config
     metrics.csv     per epoch: train loss, validation relative L2, learning rate, epoch time
     loss_curve.png  train loss and validation error against the epoch
@@ -53,11 +55,11 @@ __all__ = [
 
 BEST_FORMAT = "neuralop_fem.training.best/1"
 LAST_FORMAT = "neuralop_fem.training.last/1"
-RUN_JSON, LAST, BEST, METRICS, CURVE = (
-    "run.json", "last.pt", "best.pt", "metrics.csv", "loss_curve.png",
+RUN_JSON, LAST, BEST, METRICS, CURVE, PARTIAL = (
+    "run.json", "last.pt", "best.pt", "metrics.csv", "loss_curve.png", "partial.pt",
 )
 #: Every file the trainer writes into a run directory.
-RUN_FILES = (RUN_JSON, LAST, BEST, METRICS, CURVE)
+RUN_FILES = (RUN_JSON, LAST, BEST, METRICS, CURVE, PARTIAL)
 _NORMALIZER_KEYS = ("mean", "std", "eps", "periodic")
 
 

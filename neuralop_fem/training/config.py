@@ -56,7 +56,7 @@ AMP_CHOICES = ("auto", "none", "bf16")
 OPTIMIZERS = ("adam", "adamw")
 SCHEDULERS = ("onecycle", "cosine", "step", "plateau", "constant")
 #: Fields that may differ between an interrupted run and its resumption.
-RESUME_FREE_FIELDS = ("device", "num_workers", "threads")
+RESUME_FREE_FIELDS = ("device", "num_workers", "threads", "checkpoint_minutes")
 #: Settings whose default changed after runs were recorded: a record without the field trained
 #: with this value, not the current default (``amp`` existed as "none" before "auto").
 _RECORDED_BEFORE = {"amp": "none"}
@@ -155,6 +155,10 @@ class TrainConfig(FrozenConfig):
         ``noise_level`` of the classical inversion.
     num_workers : int
         DataLoader worker processes.
+    checkpoint_minutes : float
+        Also save the run within an epoch (``partial.pt``) every this many minutes, so a killed
+        run resumes from there, not from the epoch's start (:mod:`.within_epoch`); 0: only at
+        the end of each epoch. Single-process runs; may differ when a run is resumed.
     target_normalizer : {"reference", "global"}
         ``"reference"``: as the reference code (Darcy, inverse: pointwise unit-Gaussian target
         normaliser; Burgers: none). ``"global"``: one mean and standard deviation over all
@@ -198,6 +202,7 @@ class TrainConfig(FrozenConfig):
     noise: float = 0.0
     num_workers: int = 0
     target_normalizer: str = "reference"
+    checkpoint_minutes: float = 10.0
 
     def __post_init__(self) -> None:
         self._set("task", choice(self.task, "task", TASKS))
@@ -219,7 +224,7 @@ class TrainConfig(FrozenConfig):
             msg = f"`lr_decay` must be a number in (0, 1); got {self.lr_decay!r}."
             raise ConfigError(msg)
         self._set("lr_decay", decay)
-        for name in ("grad_clip", "gamma", "noise", "weight_decay"):
+        for name in ("grad_clip", "gamma", "noise", "weight_decay", "checkpoint_minutes"):
             self._set(name, nonnegative_float(getattr(self, name), name))
         if self.noise >= 1:
             msg = (f"`noise` (--noise) must be a noise factor in [0, 1), a fraction (0.01 for "

@@ -132,6 +132,9 @@ class GlobalBatchSampler(torch.utils.data.Sampler[list[int]]):
         self.n, self.batch_size = n, batch_size
         self.rank, self.world_size = rank, world_size
         self.generator = torch.Generator().manual_seed(int(seed))
+        #: Batches of the next epoch to leave out (a run resumed within an epoch); reset to 0
+        #: once that epoch's permutation is drawn.
+        self.skip = 0
 
     def __len__(self) -> int:
         return self.n // self.batch_size
@@ -139,6 +142,7 @@ class GlobalBatchSampler(torch.utils.data.Sampler[list[int]]):
     def __iter__(self) -> Iterator[list[int]]:
         perm = torch.randperm(self.n, generator=self.generator).tolist()
         local = self.batch_size // self.world_size
-        for b in range(len(self)):
+        first, self.skip = self.skip, 0
+        for b in range(first, len(self)):
             start = b * self.batch_size + self.rank * local
             yield perm[start : start + local]

@@ -117,12 +117,15 @@ class TrainingProgress:
     def _desc(self, epoch: int) -> str:
         return f"epoch {min(epoch, self.epochs)}/{self.epochs}"
 
-    def start_epoch(self, epoch: int) -> None:
-        """Epoch ``epoch`` (from 1) starts."""
-        self.epoch, self.step, self._loss_sum = epoch, 0, 0.0
+    def start_epoch(self, epoch: int, *, done: int = 0, loss_sum: float = 0.0) -> None:
+        """Epoch ``epoch`` (from 1) starts, or resumes after ``done`` batches whose losses
+        sum to ``loss_sum``."""
+        self.epoch, self.step, self._loss_sum = epoch, done, loss_sum
         self._t_epoch = self._t_log = time.perf_counter()
         if self.bar is not None:
             self.bar.set_description(self._desc(epoch), refresh=False)
+            if done:
+                self.bar.update(done)
 
     def batch(self, loss: float) -> None:
         """One batch of the current epoch finished with training loss ``loss``."""

@@ -32,7 +32,7 @@ from .distributed import GlobalBatchSampler
 from .optim import PER_EPOCH, SCHEDULER_PROGRESS, scheduler_steps, stopped_early
 
 __all__ = ["LOCK", "LastState", "Progress", "capture_rng", "check_resumable", "code_history",
-           "lock_run_dir", "prepare_run_dir", "read_last", "restore"]
+           "lock_run_dir", "prepare_run_dir", "read_last", "restore", "restore_rng"]
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
 _RNG = ("torch", "cuda", "numpy", "python", "loader")
@@ -168,8 +168,10 @@ class LastState(TypedDict):
     model_config: NotRequired[dict[str, Any]]
 
 
-def read_last(path: Path) -> LastState:
-    """``last.pt`` read and its structure checked (the weights are checked by :func:`restore`).
+def read_last(path: Path, *, fmt: str = ck.LAST_FORMAT, what: str | None = None) -> LastState:
+    """``last.pt`` read and its structure checked (the weights are checked by :func:`restore`);
+    ``fmt`` and ``what``: the ``format`` and the description of another file of that structure
+    (``partial.pt``, :mod:`.within_epoch`).
 
     Raises
     ------
@@ -177,13 +179,13 @@ def read_last(path: Path) -> LastState:
         Naming ``path`` and the field.
     """
     try:
-        state = load_torch_file(path, what=f"a resume checkpoint ({ck.LAST})",
+        state = load_torch_file(path, what=what or f"a resume checkpoint ({ck.LAST})",
                                 error=RunDirectoryError, map_location="cpu")
     except RunDirectoryError as exc:
         msg = f"{exc} {_RETRY}"
         raise RunDirectoryError(msg) from None
-    if not isinstance(state, dict) or state.get("format") != ck.LAST_FORMAT:
-        raise _fail(path, "format", repr(ck.LAST_FORMAT))
+    if not isinstance(state, dict) or state.get("format") != fmt:
+        raise _fail(path, "format", repr(fmt))
     epoch = state.get("epoch")
     if not _is_int(epoch) or epoch < 0:
         raise _fail(path, "epoch", "an integer >= 0", epoch)
@@ -329,7 +331,8 @@ def capture_rng(sampler: GlobalBatchSampler) -> dict[str, Any]:
     }
 
 
-def _restore_rng(state: dict[str, Any], sampler: GlobalBatchSampler, source: Any) -> None:
+def restore_rng(state: dict[str, Any], sampler: GlobalBatchSampler | None, source: Any) -> None:
+    """Set the RNG states of :func:`capture_rng` (the batch order's only with a ``sampler``)."""
     key = "torch"
     try:
         torch.set_rng_state(state["torch"])
@@ -343,7 +346,8 @@ def _restore_rng(state: dict[str, Any], sampler: GlobalBatchSampler, source: Any
         p = state["python"]
         random.setstate((p[0], tuple(p[1]), p[2]))
         key = "loader"
-        sampler.generator.set_state(state["loader"])
+        if sampler is not None:
+            sampler.generator.set_state(state["loader"])
     except (KeyError, TypeError, ValueError, RuntimeError, IndexError, OverflowError):
         raise _fail(source, f"rng.{key}", "the saved state of that generator") from None
 
@@ -361,10 +365,11 @@ class Progress(NamedTuple):
 
 def restore(state: LastState, source: str | os.PathLike[str], *, operator: torch.nn.Module,
             optimizer: torch.optim.Optimizer, scheduler: Any, sampler: GlobalBatchSampler,
-            config: TrainConfig, steps_per_epoch: int) -> Progress:
+            config: TrainConfig, steps_per_epoch: int, steps_within: int = 0) -> Progress:
     """Load :func:`read_last` output into the model, optimizer, scheduler, RNGs and sampler
     of a run (everything checked first); return the run's :class:`Progress`. ``config`` and
-    ``steps_per_epoch`` (optimizer steps) give the scheduler's expected step count."""
+    ``steps_per_epoch`` (optimizer steps) give the scheduler's expected step count, plus
+    ``steps_within`` the next epoch's steps done (``partial.pt``, per-step schedules)."""
     epoch = int(state["epoch"])
     try:
         check_state_dict(operator, state["model"], source=str(source), field="model",
@@ -375,10 +380,12 @@ def restore(state: LastState, source: str | os.PathLike[str], *, operator: torch
     operator.load_state_dict(state["model"])
     _restore_optimizer(optimizer, state["optimizer"], source)
     steps = scheduler_steps(config, epochs_done=epoch, steps_per_epoch=steps_per_epoch)
+    steps += 0 if config.scheduler in PER_EPOCH else steps_within
     _restore_scheduler(scheduler, state["scheduler"], steps, source,
                        steps_are="the epoch" if config.scheduler in PER_EPOCH
-                       else "epoch x steps per epoch")
-    _restore_rng(state["rng"], sampler, source)
+                       else "epoch x steps per epoch"
+                       + (" + steps within the next epoch" if steps_within else ""))
+    restore_rng(state["rng"], sampler, source)
     return Progress(
         epoch=epoch,
         history={k: [float(v) for v in state["history"][k]] for k in _HISTORY},

@@ -10,9 +10,10 @@ validation split is computed; the model with the lowest one is kept in
 ``best.pt``. At the end the test error of that model and of the final epoch are reported.
 
 Resume: ``last.pt`` is written (atomically) after every epoch with the model, optimizer,
-scheduler, history and every RNG state, so a run killed at any point - in an epoch, between
-the files of one checkpoint, or while the test errors are computed - and started again with
-the same arguments finishes with bitwise the same weights and metrics (on CPU). Every file of
+scheduler, history and every RNG state, and ``partial.pt`` within an epoch every
+``checkpoint_minutes`` (:mod:`.within_epoch`), so a run killed at any point - in an epoch,
+between the files of one checkpoint, or while the test errors are computed - and started again
+with the same arguments finishes with bitwise the same weights and metrics (on CPU). Every file of
 the run directory is read back as untrusted (:mod:`.resume`, :mod:`.run_info`).
 """
 
@@ -38,17 +39,17 @@ from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
 from ..models.presets import ModelConfig
 from . import checkpoint as ck
-from . import optim
+from . import optim, records
 from . import resume as rs
-from ._env import environment_info
+from . import within_epoch as we
 from .amp import AmpChoice, AmpForward, resolve_amp, resumed
 from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
-from .optim import make_optimizer, make_scheduler, peak_lr
+from .optim import make_optimizer, make_scheduler
 from .progress import TrainingProgress, training_warnings
-from .run_info import RUN_FORMAT, read_run_info
+from .run_info import read_run_info
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -167,9 +168,12 @@ class Trainer:
             k: [] for k in ("train_loss", "val_rel_l2", "lr", "epoch_time_s")}
         self.best_epoch, self.best_val, self.wall_time_before = 0, math.inf, 0.0
         self.logger: ExperimentLogger | None = None
+        self.within: we.WithinEpoch | None = None  # from partial.pt, for the next epoch
         if resume is not None:
             self._load_state(resume)
-            _log.info("resuming %s after epoch %d", self.run_dir, self.epoch)
+            _log.info("resuming %s after epoch %d%s", self.run_dir, self.epoch, "" if
+                      self.within is None else f" and batch {self.within['batches_done']} of "
+                      f"{len(self.sampler)} of epoch {self.epoch + 1}")
         self.resumed_from = None if resume is None else self.epoch  # epochs done before
         self.code_history = rs.code_history((resume or {}).get("code_history"), code_version(),
                                             next_epoch=self.epoch + 1)
@@ -195,13 +199,16 @@ class Trainer:
         if overwrite:
             return None
         status = self._recorded_status()
-        if not last.exists():
-            if status in ("finished", "finishing"):
-                msg = (f"{self.run_dir} holds a finished run whose {ck.LAST} is missing; pass "
-                       "overwrite=True to train it again.")
-                raise ConfigError(msg)
+        if not last.exists() and status in ("finished", "finishing"):
+            msg = (f"{self.run_dir} holds a finished run whose {ck.LAST} is missing; pass "
+                   "overwrite=True to train it again.")
+            raise ConfigError(msg)
+        state = rs.read_last(last) if last.exists() else None
+        partial = we.read_partial(self.run_dir / ck.PARTIAL, is_main=self.ctx.is_main,
+                                  completed=0 if state is None else state["epoch"])
+        state, last = (state, last) if partial is None else (partial, self.run_dir / ck.PARTIAL)
+        if state is None:
             return None
-        state = rs.read_last(last)
         recorded = {**added_defaults(state["identity"]), **state["identity"]}.get("amp")
         choice = resumed(self.amp_choice, recorded)  # auto: the precision the run started in
         if choice is not self.amp_choice:
@@ -221,71 +228,36 @@ class Trainer:
             return None
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        (self.epoch, self.history, self.best_epoch, self.best_val, self.wall_time_before) = \
-            rs.restore(state, self.run_dir / ck.LAST, operator=self.operator,
-                       optimizer=self.optimizer, scheduler=self.scheduler, sampler=self.sampler,
-                       config=self.config, steps_per_epoch=self.steps_per_epoch)
+        source, steps_within = self.run_dir / ck.LAST, 0
+        if "within_epoch" in state:  # partial.pt: replay the epoch's start, then skip
+            source = self.run_dir / ck.PARTIAL
+            self.within = we.check_within(state["within_epoch"], source, batches=len(
+                self.sampler), accumulation=self.config.grad_accumulation)
+            self.within_rng = state["rng"]  # set once the epoch's loader has started
+            state = {**state, "rng": self.within["epoch_rng"]}
+            steps_within = self.within["batches_done"] // self.config.grad_accumulation
+        try:
+            (self.epoch, self.history, self.best_epoch, self.best_val, self.wall_time_before) = \
+                rs.restore(state, source, operator=self.operator, optimizer=self.optimizer,
+                           scheduler=self.scheduler, sampler=self.sampler, config=self.config,
+                           steps_per_epoch=self.steps_per_epoch, steps_within=steps_within)
+        except RunDirectoryError as exc:
+            raise (exc if self.within is None else we.with_remedy(exc, source)) from None
 
-    def _wall_time(self) -> float:
+    def wall_time(self) -> float:
+        """Seconds of training so far, this process's and those of the calls before."""
         return self.wall_time_before + time.perf_counter() - self._t_start
 
-    def _save_last(self, data_identity: dict[str, Any]) -> None:
-        state = {
-            "format": ck.LAST_FORMAT,
-            "identity": data_identity,
-            "epoch": self.epoch,
-            "model": {k: v.detach().cpu().clone() for k, v in self.operator.state_dict().items()},
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "history": self.history,
-            "best_epoch": self.best_epoch,
-            "best_val": self.best_val,
-            "wall_time_s": self._wall_time(),
-            "rng": rs.capture_rng(self.sampler),
-            "train_config": self.config.to_dict(),
-            "model_family": self.model_config.family,
-            "model_config": self.model_config.to_dict(),
-            "code_history": self.code_history,
-        }
-        ck.save_atomic(state, self.run_dir / ck.LAST)
+    def _save_last(self, data_identity: dict[str, Any],
+                   within: we.WithinEpoch | None = None) -> None:
+        """``last.pt`` (after an epoch) or, with ``within``, ``partial.pt`` (within one)."""
+        ck.save_atomic(records.resume_state(self, data_identity, within),
+                       self.run_dir / (ck.LAST if within is None else ck.PARTIAL))
 
     def run_info(self, *, status: str,
                  results: Mapping[str, float] | None = None) -> dict[str, Any]:
-        """The contents of ``run.json``."""
-        env = environment_info(self.device)
-        d = self.data
-        return {
-            "format": RUN_FORMAT,
-            "status": status,
-            "preset": self.preset,
-            "task": self.config.task,
-            "model_family": self.model_config.family,
-            "model_config": self.model_config.to_dict(),
-            "n_parameters": sum(p.numel() for p in self.operator.model.parameters()),
-            "train_config": self.config.to_dict(),
-            "data": d.provenance,
-            "resolution": d.resolution,
-            "coarse_resolution": d.coarse_resolution,
-            "output_resolution": d.coarse_resolution or d.resolution,
-            "normalizers": {
-                "input": d.input_normalizer is not None, "output": d.output_normalizer is not None,
-                "dirichlet": d.dirichlet,
-            },
-            "splits": {k: v.tolist() for k, v in d.splits.items()},
-            "ood_reference": d.ood_reference,
-            "sample_counts": {k: int(v.size) for k, v in d.splits.items()},
-            "device": str(self.device),
-            "precision": self.amp_choice.to_dict(),
-            "world_size": self.ctx.world_size,
-            **env,
-            "code_history": self.code_history,
-            "peak_lr": peak_lr(self.config, steps_per_epoch=self.steps_per_epoch),
-            "epochs_completed": self.epoch,
-            "wall_time_s": self._wall_time(),
-            "best_epoch": self.best_epoch,
-            "best_val_rel_l2": None if math.isinf(self.best_val) else self.best_val,
-            **(results or {}),
-        }
+        """The contents of ``run.json`` (:func:`.records.run_record`)."""
+        return records.run_record(self, status=status, results=results)
 
     # -- training ----------------------------------------------------------------------------
     def _batch(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -307,7 +279,17 @@ class Trainer:
         total, group, lr = 0.0, 0.0, float("nan")
         k, n = self.config.grad_accumulation, len(self.sampler)
         per_step = self.config.scheduler not in optim.PER_EPOCH
-        for i, batch in enumerate(self.loader):
+        epoch_rng = rs.capture_rng(self.sampler)  # before the loader draws its seed
+        within, self.within = self.within, None
+        t0 = time.perf_counter() - (0.0 if within is None else within["elapsed_s"])
+        if within is not None:  # resumed from partial.pt: epoch_rng is the saved one
+            epoch_rng, total, lr = within["epoch_rng"], within["loss_sum"], within["lr"]
+            self.sampler.skip = within["batches_done"]
+        batches = iter(self.loader)
+        if within is not None:
+            rs.restore_rng(self.within_rng, None, self.run_dir / ck.PARTIAL)
+        clock = we.CheckpointClock(0 if self.ctx.distributed else self.config.checkpoint_minutes)
+        for i, batch in enumerate(batches, start=0 if within is None else within["batches_done"]):
             batch = self._batch(batch)
             if i % k == 0:
                 self.optimizer.zero_grad(set_to_none=True)
@@ -329,6 +311,11 @@ class Trainer:
                 group = 0.0
             total += value
             progress.batch(value)
+            if (i + 1) % k == 0 and i + 1 < n and clock.due():
+                self._save_last(self._identity_value, we.WithinEpoch(
+                    batches_done=i + 1, loss_sum=total, lr=lr, epoch_rng=epoch_rng,
+                    elapsed_s=time.perf_counter() - t0))
+                clock.reset()
         return self.ctx.mean(total / n, self.device), lr
 
     @torch.no_grad()
@@ -382,8 +369,10 @@ class Trainer:
         early = optim.stop_early(cfg, self.epoch, self.best_epoch, self.ctx)
         try:
             while self.epoch < stop and not early:
-                t0 = time.perf_counter()
-                progress.start_epoch(self.epoch + 1)
+                t0, done = time.perf_counter(), self.within or {}
+                progress.start_epoch(self.epoch + 1, done=done.get("batches_done", 0),
+                                     loss_sum=done.get("loss_sum", 0.0))
+                t0 -= done.get("elapsed_s", 0.0)
                 loss, lr = self._train_epoch(progress)
                 val = None
                 if self.ctx.is_main:
@@ -422,6 +411,7 @@ class Trainer:
                 })
                 ck.save_atomic(payload, self.run_dir / ck.BEST)
             self._save_last(identity)
+            (self.run_dir / ck.PARTIAL).unlink(missing_ok=True)  # older than last.pt now
             ck.write_metrics_csv(self.history, self.run_dir / ck.METRICS)
             ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()

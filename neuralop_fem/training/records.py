@@ -1,0 +1,83 @@
+"""What a :class:`~neuralop_fem.training.Trainer` (the ``trainer`` argument; not imported,
+which would make a cycle) writes about itself: the resume state of ``last.pt`` /
+``partial.pt`` and the record of ``run.json`` (read back by :mod:`.resume` and
+:mod:`.run_info`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from . import checkpoint as ck
+from . import resume as rs
+from . import within_epoch as we
+from ._env import environment_info
+from .optim import peak_lr
+from .run_info import RUN_FORMAT
+
+__all__ = ["resume_state", "run_record"]
+
+
+def resume_state(trainer: Any, identity: dict[str, Any],
+                 within: we.WithinEpoch | None = None) -> dict[str, Any]:
+    """The contents of ``last.pt`` (:class:`~.resume.LastState`) after the epochs completed;
+    with ``within``, of ``partial.pt`` within the next epoch (:mod:`.within_epoch`)."""
+    t = trainer
+    return {
+        "format": ck.LAST_FORMAT if within is None else we.PARTIAL_FORMAT,
+        "identity": identity,
+        "epoch": t.epoch,
+        "model": {k: v.detach().cpu().clone() for k, v in t.operator.state_dict().items()},
+        "optimizer": t.optimizer.state_dict(),
+        "scheduler": t.scheduler.state_dict(),
+        "history": t.history,
+        "best_epoch": t.best_epoch,
+        "best_val": t.best_val,
+        "wall_time_s": t.wall_time(),
+        "rng": rs.capture_rng(t.sampler),
+        "train_config": t.config.to_dict(),
+        "model_family": t.model_config.family,
+        "model_config": t.model_config.to_dict(),
+        "code_history": t.code_history,
+        **({} if within is None else {"within_epoch": within}),
+    }
+
+
+def run_record(trainer: Any, *, status: str,
+               results: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The contents of ``run.json``: ``status``, the run's settings, data, splits, hardware,
+    code commits and progress, and ``results`` (the test errors of a finished run)."""
+    t, d = trainer, trainer.data
+    return {
+        "format": RUN_FORMAT,
+        "status": status,
+        "preset": t.preset,
+        "task": t.config.task,
+        "model_family": t.model_config.family,
+        "model_config": t.model_config.to_dict(),
+        "n_parameters": sum(p.numel() for p in t.operator.model.parameters()),
+        "train_config": t.config.to_dict(),
+        "data": d.provenance,
+        "resolution": d.resolution,
+        "coarse_resolution": d.coarse_resolution,
+        "output_resolution": d.coarse_resolution or d.resolution,
+        "normalizers": {
+            "input": d.input_normalizer is not None, "output": d.output_normalizer is not None,
+            "dirichlet": d.dirichlet,
+        },
+        "splits": {k: v.tolist() for k, v in d.splits.items()},
+        "ood_reference": d.ood_reference,
+        "sample_counts": {k: int(v.size) for k, v in d.splits.items()},
+        "device": str(t.device),
+        "precision": t.amp_choice.to_dict(),
+        "world_size": t.ctx.world_size,
+        **environment_info(t.device),
+        "code_history": t.code_history,
+        "peak_lr": peak_lr(t.config, steps_per_epoch=t.steps_per_epoch),
+        "epochs_completed": t.epoch,
+        "wall_time_s": t.wall_time(),
+        "best_epoch": t.best_epoch,
+        "best_val_rel_l2": None if math.isinf(t.best_val) else t.best_val,
+        **(results or {}),
+    }
