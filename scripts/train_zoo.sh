@@ -61,6 +61,18 @@ try:
             f"{'-' if best is None else f'{best:.3e}'} (epoch {info.get('best_epoch')})"
             f"{'' if test is None else f', test {test:.3e}'}, "
             f"{info.get('wall_time_s', 0) / 3600:.1f} h")
+    if info.get("status") == "running":
+        import pickle
+        try:  # the progress within the epoch saved in partial.pt (docs/training.md)
+            import torch
+            part = torch.load(f"{out}/partial.pt", weights_only=True, map_location="cpu")
+            line += (f"; partial.pt: batch {part['within_epoch']['batches_done']} of epoch "
+                     f"{part['epoch'] + 1}")
+        except FileNotFoundError:
+            pass
+        except (OSError, RuntimeError, KeyError, TypeError, ValueError,
+                pickle.UnpicklingError) as exc:
+            line += f"; partial.pt unreadable ({type(exc).__name__})"
 except FileNotFoundError:
     line = "not started"
 except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -297,6 +297,13 @@ def test_train_zoo_status_lists_every_run_without_training(tmp_path):
     (runs / "darcy-fno" / "run.json").write_text(json.dumps({
         "status": "running", "epochs_completed": 34, "train_config": {"epochs": 100},
         "best_val_rel_l2": 0.01698, "best_epoch": 34, "wall_time_s": 7200.0}))
+    torch.save({"epoch": 34, "within_epoch": {"batches_done": 120}},
+               runs / "darcy-fno" / "partial.pt")
+    (runs / "burgers-fno").mkdir()
+    (runs / "burgers-fno" / "run.json").write_text(json.dumps({
+        "status": "running", "epochs_completed": 3, "train_config": {"epochs": 200},
+        "best_val_rel_l2": 0.5, "best_epoch": 3, "wall_time_s": 360.0}))
+    (runs / "burgers-fno" / "partial.pt").write_bytes(b"damaged")
     (runs / "burgers-galerkin").mkdir()
     (runs / "burgers-galerkin" / "run.json").write_text("{damaged")
     env = {**os.environ, "DATA_DIR": str(tmp_path / "data"), "RUNS_DIR": str(runs),
@@ -306,7 +313,10 @@ def test_train_zoo_status_lists_every_run_without_training(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = dict(line.split(": ", 1) for line in done.stdout.splitlines())
     assert lines[str(runs / "darcy-fno")] == ("running: epoch 34 of 100, best validation rel. "
-                                              "L2 1.698e-02 (epoch 34), 2.0 h")
+                                              "L2 1.698e-02 (epoch 34), 2.0 h; partial.pt: "
+                                              "batch 120 of epoch 35")
+    assert lines[str(runs / "burgers-fno")].endswith("0.1 h; partial.pt unreadable "
+                                                     "(UnpicklingError)")
     assert lines[str(runs / "burgers-galerkin")] == ("run.json unreadable (JSONDecodeError); the "
                                                      "next call resumes from last.pt")
     assert lines[str(runs / "darcy-galerkin")] == "not started"
