@@ -26,12 +26,16 @@ def group_key(entry: dict[str, Any]) -> str:
     same values up to rounding) count as on that data.
 
     Training settings added after a row was trained (absent from its ``train_config``) count
-    as their defaults, which is what such a run did.
+    as what such a run did: their defaults, or the value recorded before a default changed
+    (``amp``: ``"none"``, :func:`~neuralop_fem.training.config.added_defaults`).
     """
     from ..training import TrainConfig
+    from ..training.config import added_defaults
 
-    train = {k: v for k, v in {**TrainConfig().to_dict(), **entry["train_config"]}.items()
-             if k not in ("seed", "device", "num_workers", "checkpoint_minutes")}
+    recorded = entry["train_config"]
+    train = {k: v for k, v in {**TrainConfig().to_dict(), **added_defaults(recorded),
+                               **recorded}.items()
+             if k not in ("seed", "device", "num_workers", "threads", "checkpoint_minutes")}
     data = entry["data"]
     data_id = (data.get("same_values_as") or {}).get("checksum") or data["checksum"]
     return json.dumps([entry["preset"], entry["mode"], data_id, entry["model_config"], train],

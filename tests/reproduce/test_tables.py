@@ -47,6 +47,18 @@ def test_a_row_lacking_a_later_training_setting_counts_it_as_its_default() -> No
     assert groups[0]["seeds"] == [1, 2]
 
 
+def test_seeds_recorded_before_amp_and_threads_pool_with_float32_runs_on_given_threads() -> None:
+    """A row without ``amp`` trained in float32 (the setting came with ``"none"`` before
+    ``"auto"``); threads and checkpoint intervals say where a run ran, not what it learned."""
+    old = _row(1, 3.0e-3)
+    for key in ("amp", "threads", "checkpoint_minutes"):
+        old["train_config"].pop(key, None)
+    new = _row(2, 5.0e-3, amp="none", threads=1, checkpoint_minutes=5.0)
+    (group,) = aggregate([old, new])
+    assert group["seeds"] == [1, 2]
+    assert len(aggregate([old, _row(2, 5.0e-3, amp="bf16", threads=1)])) == 2
+
+
 @pytest.mark.parametrize("change", [{"target_normalizer": "global"}, {"gamma": 0.5},
                                     {"epochs": 200}])
 def test_rows_that_differ_in_a_setting_are_not_pooled(change: dict[str, Any]) -> None:
