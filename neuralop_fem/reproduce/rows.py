@@ -119,12 +119,13 @@ def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(model config changes, training config changes) of a run against its preset."""
     from ..models import PRESETS
     from ..training import training_preset
+    from ..training.config import RESUME_FREE_FIELDS
 
     preset = str(run_info["preset"])
     base_model = PRESETS[preset].to_dict()
     base_train = training_preset(preset).to_dict()
     model = {k: v for k, v in run_info["model_config"].items() if base_model.get(k) != v}
-    skip = {"device", "num_workers", "threads", "checkpoint_minutes"}  # not what it learned
+    skip = set(RESUME_FREE_FIELDS)  # where it ran, not what it learned
     train = {k: v for k, v in run_info["train_config"].items()
              if k not in skip and base_train.get(k) != v}
     return model, train

@@ -29,13 +29,11 @@ def group_key(entry: dict[str, Any]) -> str:
     as what such a run did: their defaults, or the value recorded before a default changed
     (``amp``: ``"none"``, :func:`~neuralop_fem.training.config.added_defaults`).
     """
-    from ..training import TrainConfig
-    from ..training.config import added_defaults
+    from ..training.config import RESUME_FREE_FIELDS, added_defaults
 
-    recorded = entry["train_config"]
-    train = {k: v for k, v in {**TrainConfig().to_dict(), **added_defaults(recorded),
-                               **recorded}.items()
-             if k not in ("seed", "device", "num_workers", "threads", "checkpoint_minutes")}
+    recorded = entry["train_config"]  # the resume-free fields: where it ran, not what it learned
+    train = {k: v for k, v in {**added_defaults(recorded), **recorded}.items()
+             if k not in ("seed", *RESUME_FREE_FIELDS)}
     data = entry["data"]
     data_id = (data.get("same_values_as") or {}).get("checksum") or data["checksum"]
     return json.dumps([entry["preset"], entry["mode"], data_id, entry["model_config"], train],

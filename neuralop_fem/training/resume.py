@@ -31,21 +31,24 @@ from .config import TrainConfig, added_defaults
 from .distributed import GlobalBatchSampler
 from .optim import PER_EPOCH, SCHEDULER_PROGRESS, scheduler_steps, stopped_early
 
-__all__ = ["LOCK", "LastState", "Progress", "capture_rng", "check_resumable", "code_history",
-           "lock_run_dir", "prepare_run_dir", "read_last", "restore", "restore_rng"]
+__all__ = ["LOCK", "RETRY", "RNG_STATES", "LastState", "Progress", "capture_rng",
+           "check_resumable", "code_history", "lock_run_dir", "prepare_run_dir", "read_last",
+           "restore", "restore_rng"]
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
-_RNG = ("torch", "cuda", "numpy", "python", "loader")
+#: The RNG states of :func:`capture_rng`.
+RNG_STATES = ("torch", "cuda", "numpy", "python", "loader")
 #: Optimizer group entries that the schedule changes every step.
 _GROUP_PROGRESS = ("lr", "betas")
 #: The lock file of a run directory (held by the training process).
 LOCK = ".lock"
-_RETRY = "Pass overwrite=True to start the run again."
+#: The remedy every refusal of a damaged run directory ends with.
+RETRY = "Pass overwrite=True to start the run again."
 
 
 def _fail(source: Any, field: str, expected: str, value: Any = None) -> RunDirectoryError:
     got = f"; got {value!r}" if value is not None and len(repr(value)) <= 80 else ""
-    return RunDirectoryError(f"{source}: field `{field}` must be {expected}{got}. {_RETRY}")
+    return RunDirectoryError(f"{source}: field `{field}` must be {expected}{got}. {RETRY}")
 
 
 def _link_target(path: Path) -> str:
@@ -182,7 +185,7 @@ def read_last(path: Path, *, fmt: str = ck.LAST_FORMAT, what: str | None = None)
         state = load_torch_file(path, what=what or f"a resume checkpoint ({ck.LAST})",
                                 error=RunDirectoryError, map_location="cpu")
     except RunDirectoryError as exc:
-        msg = f"{exc} {_RETRY}"
+        msg = f"{exc} {RETRY}"
         raise RunDirectoryError(msg) from None
     if not isinstance(state, dict) or state.get("format") != fmt:
         raise _fail(path, "format", repr(fmt))
@@ -206,8 +209,8 @@ def read_last(path: Path, *, fmt: str = ck.LAST_FORMAT, what: str | None = None)
     wall = state.get("wall_time_s")
     if not _is_number(wall) or not 0 <= wall < math.inf:
         raise _fail(path, "wall_time_s", "a finite number >= 0", wall)
-    if set(state["rng"]) != set(_RNG):
-        raise _fail(path, "rng", f"an object with the states {', '.join(_RNG)}")
+    if set(state["rng"]) != set(RNG_STATES):
+        raise _fail(path, "rng", f"an object with the states {', '.join(RNG_STATES)}")
     _check_code_history(state.get("code_history"), epoch, path)
     return state
 
@@ -375,7 +378,7 @@ def restore(state: LastState, source: str | os.PathLike[str], *, operator: torch
         check_state_dict(operator, state["model"], source=str(source), field="model",
                          error=RunDirectoryError, finite=False)
     except RunDirectoryError as exc:
-        msg = f"{exc} {_RETRY}"
+        msg = f"{exc} {RETRY}"
         raise RunDirectoryError(msg) from None
     operator.load_state_dict(state["model"])
     _restore_optimizer(optimizer, state["optimizer"], source)

@@ -199,11 +199,11 @@ class Trainer:
         if overwrite:
             return None
         status = self._recorded_status()
-        if not last.exists() and status in ("finished", "finishing"):
+        state = rs.read_last(last) if last.exists() else None
+        if state is None and status in ("finished", "finishing"):
             msg = (f"{self.run_dir} holds a finished run whose {ck.LAST} is missing; pass "
                    "overwrite=True to train it again.")
             raise ConfigError(msg)
-        state = rs.read_last(last) if last.exists() else None
         partial = we.read_partial(self.run_dir / ck.PARTIAL, is_main=self.ctx.is_main,
                                   completed=0 if state is None else state["epoch"])
         state, last = (state, last) if partial is None else (partial, self.run_dir / ck.PARTIAL)
@@ -272,18 +272,19 @@ class Trainer:
             gamma=gamma,
         )
 
-    def _train_epoch(self, progress: TrainingProgress) -> tuple[float, float]:
+    def _train_epoch(self, progress: TrainingProgress, t0: float) -> tuple[float, float]:
         """One epoch: an optimizer step after every ``grad_accumulation`` batches (and after
-        the last batch), each loss divided by the size of its group."""
+        the last batch), each loss divided by the size of its group. ``t0``: the epoch's start
+        (``time.perf_counter``; earlier by the seconds a resumed epoch had run)."""
         self.train_module.train()
         total, group, lr = 0.0, 0.0, float("nan")
         k, n = self.config.grad_accumulation, len(self.sampler)
         per_step = self.config.scheduler not in optim.PER_EPOCH
-        epoch_rng = rs.capture_rng(self.sampler)  # before the loader draws its seed
         within, self.within = self.within, None
-        t0 = time.perf_counter() - (0.0 if within is None else within["elapsed_s"])
-        if within is not None:  # resumed from partial.pt: epoch_rng is the saved one
-            epoch_rng, total, lr = within["epoch_rng"], within["loss_sum"], within["lr"]
+        # the RNG states before the loader draws its seed (a resumed epoch: the saved ones)
+        epoch_rng = rs.capture_rng(self.sampler) if within is None else within["epoch_rng"]
+        if within is not None:  # resumed from partial.pt
+            total, lr = within["loss_sum"], within["lr"]
             self.sampler.skip = within["batches_done"]
         batches = iter(self.loader)
         if within is not None:
@@ -369,11 +370,11 @@ class Trainer:
         early = optim.stop_early(cfg, self.epoch, self.best_epoch, self.ctx)
         try:
             while self.epoch < stop and not early:
-                t0, done = time.perf_counter(), self.within or {}
+                done = self.within or {}  # a resumed epoch's progress (partial.pt)
+                t0 = time.perf_counter() - done.get("elapsed_s", 0.0)
                 progress.start_epoch(self.epoch + 1, done=done.get("batches_done", 0),
                                      loss_sum=done.get("loss_sum", 0.0))
-                t0 -= done.get("elapsed_s", 0.0)
-                loss, lr = self._train_epoch(progress)
+                loss, lr = self._train_epoch(progress, t0)
                 val = None
                 if self.ctx.is_main:
                     val = float(self.errors(self.forward_module, self.data.val).mean())

@@ -31,7 +31,6 @@ __all__ = ["PARTIAL_FORMAT", "CheckpointClock", "WithinEpoch", "check_within", "
 
 #: ``format`` of ``partial.pt`` (not ``last.pt``'s: the file is not an end-of-epoch state).
 PARTIAL_FORMAT = "neuralop_fem.training.partial/1"
-_RNG = ("torch", "cuda", "numpy", "python", "loader")
 
 
 class WithinEpoch(TypedDict):
@@ -72,7 +71,7 @@ def _fail(path: Path, field: str, expected: str) -> RunDirectoryError:
 
 def with_remedy(exc: RunDirectoryError, path: Path) -> RunDirectoryError:
     """``exc`` (about ``partial.pt`` at ``path``) with the way back to ``last.pt``."""
-    text = str(exc).removesuffix(" Pass overwrite=True to start the run again.")
+    text = str(exc).removesuffix(f" {rs.RETRY}")
     return RunDirectoryError(f"{text} {_remedy(path)}")
 
 
@@ -100,9 +99,9 @@ def check_within(within: Any, path: Path, *, batches: int, accumulation: int) ->
             raise _fail(path, f"within_epoch.{key}",
                         "a finite number" + ("" if key == "loss_sum" else " >= 0"))
     rng = within.get("epoch_rng")
-    if not isinstance(rng, dict) or set(rng) != set(_RNG):
+    if not isinstance(rng, dict) or set(rng) != set(rs.RNG_STATES):
         raise _fail(path, "within_epoch.epoch_rng",
-                    f"an object with the states {', '.join(_RNG)}")
+                    f"an object with the states {', '.join(rs.RNG_STATES)}")
     return within  # type: ignore[return-value]
 
 
