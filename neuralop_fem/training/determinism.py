@@ -15,9 +15,9 @@ def enable_deterministic(enabled: bool, device_type: str) -> Callable[[], None]:
     restores the previous setting.
 
     On CUDA, cuBLAS needs ``CUBLAS_WORKSPACE_CONFIG`` for reproducible matrix products (set
-    here unless the user set it), and kernels without a deterministic CUDA version (the backward
-    of bilinear interpolation, used by the Darcy models' CiNN samplers) warn instead of stopping
-    the run; on the CPU such a kernel is an error.
+    here unless the user set it), and kernels without a deterministic CUDA version warn instead
+    of stopping the run (the backward of bilinear interpolation, used by the Darcy models' CiNN
+    samplers, had none before torch 2.11); on the CPU such a kernel is an error.
     """
     previous = (torch.are_deterministic_algorithms_enabled(),
                 torch.is_deterministic_algorithms_warn_only_enabled())
