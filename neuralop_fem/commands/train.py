@@ -40,7 +40,7 @@ _OPTIONS = {
     "resolution": "resolution", "epochs": "epochs", "batch_size": "batch_size", "lr": "lr_max",
     "device": "device", "seed": "seed", "n_train": "n_train", "n_val": "n_val",
     "n_test": "n_test", "noise": "noise", "amp": "amp", "threads": "threads",
-    "checkpoint_minutes": "checkpoint_minutes",
+    "checkpoint_minutes": "checkpoint_minutes", "data_on_device": "data_on_device",
 }
 
 #: TrainConfig field -> the option that sets it (named in the notes and errors of fit_to_data)
@@ -108,6 +108,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="also save the run within an epoch every M minutes (RUN_DIR/partial.pt), "
                         "so a killed run resumes from there (default 10; 0: only at the end of "
                         "each epoch)")
+    p.add_argument("--data-on-device", dest="data_on_device", choices=("auto", "on", "off"),
+                   help="keep the training and validation splits on the training device: auto "
+                        "(default: on a GPU with room for them, never on the CPU), on or off; "
+                        "the same batches either way")
     p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int_range(1),
                    metavar="K", help="stop after K epochs (resume later with the same command)")
     p.add_argument("--log", choices=("tensorboard", "mlflow", "wandb"),

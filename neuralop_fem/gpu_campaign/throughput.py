@@ -1,8 +1,10 @@
 """Stage ``throughput``: training it/s against the paper's RTX 3090, inference against the solver.
 
 Training: the trainer's own loop (data loader, loss with its H1 term, clipping, Adam, one-cycle
-schedule, a one-batch validation per epoch) on generated data, fp32 and bf16; one warm-up epoch,
-then it/s = steps per epoch / median epoch time of two more. Paper figures (Cao 2021):
+schedule, a one-batch validation per epoch) on generated data, fp32 and bf16 with the default
+data path (``data_on_device="auto"``: the splits on the GPU) and fp32 with per-sample loading
+(``"off"``, the only path before 2026-11-26's measurement); one warm-up epoch, then it/s =
+steps per epoch / median epoch time of two more. Paper figures (Cao 2021):
 Burgers n = 8192, batch 4: 27.15 it/s (Table 1, training); Burgers 512, batch 8: about 55 it/s
 and Darcy 141, batch 4: about 19.4 it/s (Table 6: 100 epochs of 128 or 256 steps including the
 evaluations, so slightly pessimistic).
@@ -32,7 +34,7 @@ import numpy as np
 from .machine import Deadline
 from .outputs import unpack_runs
 
-__all__ = ["CASES", "INFERENCE", "inference", "run", "solver_rate", "surrogate_rate",
+__all__ = ["CASES", "INFERENCE", "VARIANTS", "inference", "run", "solver_rate", "surrogate_rate",
            "sync_cost", "train_rate"]
 
 log = logging.getLogger("campaign.throughput")
@@ -43,6 +45,8 @@ CASES = (
     ("burgers-galerkin", 8192, 4, 32, 27.15, "Table 1 (training)"),
     ("darcy-galerkin", 141, 4, 32, 19.4, "Table 6 (incl. evaluations)"),
 )
+#: (amp, data_on_device) of the training rows of each case.
+VARIANTS = (("none", "auto"), ("bf16", "auto"), ("none", "off"))
 #: (problem, resolution, samples, surrogate batch size).
 INFERENCE = (("darcy", 141, 256, 32), ("darcy", 421, 64, 8), ("burgers", 8192, 256, 32))
 #: (problem, resolution, samples) of the generated data files.
@@ -68,12 +72,14 @@ def _data(work: Path, problem: str, n: int, samples: int) -> Path:
     return path
 
 
-def train_rate(case: tuple, amp: str, data: Path, args: argparse.Namespace) -> dict[str, Any]:
+def train_rate(case: tuple, amp: str, data: Path, args: argparse.Namespace,
+               data_on_device: str = "auto") -> dict[str, Any]:
     """Training it/s of one case (one warm-up epoch, then the median of two)."""
     import torch
 
     from neuralop_fem.models import PRESETS
     from neuralop_fem.training import Trainer, training_preset
+    from neuralop_fem.training.resident import ResidentDataset
 
     preset, n, batch, steps, paper, source = case
     model = PRESETS[preset]
@@ -82,8 +88,8 @@ def train_rate(case: tuple, amp: str, data: Path, args: argparse.Namespace) -> d
                                  if k in model.to_dict()})
     cfg = training_preset(preset).replace(
         epochs=3, batch_size=batch, eval_batch_size=batch, n_train=batch * steps, n_val=batch,
-        n_test=batch, resolution=n, amp=amp, device=args.device)
-    run_dir = args.work / "throughput" / f"{preset}_{n}_{amp}"
+        n_test=batch, resolution=n, amp=amp, device=args.device, data_on_device=data_on_device)
+    run_dir = args.work / "throughput" / f"{preset}_{n}_{amp}_data-{data_on_device}"
     cuda = torch.cuda.is_available() and args.device != "cpu"
     with Trainer(run_dir, data, model_config=model, config=cfg, preset=preset,
                  overwrite=True) as trainer:
@@ -92,9 +98,12 @@ def train_rate(case: tuple, amp: str, data: Path, args: argparse.Namespace) -> d
             torch.cuda.reset_peak_memory_stats()
         trainer.fit()
         times = trainer.history["epoch_time_s"][1:]
-        sync = sync_cost(trainer, cfg.gamma) if amp == "none" else {}
+        resident = isinstance(trainer.val_data, ResidentDataset)
+        sync = sync_cost(trainer, cfg.gamma) if (amp, data_on_device) == ("none", "auto") else {}
     rate = steps / statistics.median(times)
     return {"preset": preset, "resolution": n, "batch": batch, "amp": amp,
+            "data_on_device": data_on_device, "data_path": "on the device" if resident
+            else "per sample",
             "steps_per_epoch": steps, "epoch_times_s": times, "it_per_s": rate,
             "paper_it_per_s": paper, "paper_source": source, "ratio_to_paper": rate / paper,
             "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
@@ -258,15 +267,15 @@ def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, 
     training, runs = [], {}
     for case in (REHEARSE["cases"] if args.rehearse else CASES):
         problem = _problem(case[0])
-        for amp in ("none", "bf16"):
+        for amp, where in VARIANTS:
             if deadline.left() < 120:
                 training.append({"preset": case[0], "resolution": case[1], "amp": amp,
-                                 "skipped": "time budget"})
+                                 "data_on_device": where, "skipped": "time budget"})
                 continue
-            row = train_rate(case, amp, files[problem], args)
+            row = train_rate(case, amp, files[problem], args, data_on_device=where)
             training.append(row)
             log.info("training %s", {k: v for k, v in row.items() if k != "epoch_times_s"})
-            if amp == "none":
+            if (amp, where) == ("none", "auto"):
                 runs[problem] = Path(row["run_dir"])  # last fp32 run: 8192 Burgers, 141 Darcy
     rows = inference(args, runs, files, deadline)
     result = {"training": training, "inference": rows}
@@ -280,15 +289,16 @@ def _f(v: Any, spec: str = ".1f") -> str:
 def _markdown(training: list[dict], rows: list[dict], rehearse: bool) -> list[str]:
     lines = [f"# GPU campaign: throughput{' (rehearsal: not a measurement)' if rehearse else ''}",
              "", "## Training (it/s; one warm-up epoch, then the median of two)", "",
-             "| preset | n | batch | amp | it/s | paper RTX 3090 it/s | ratio | peak GiB |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| preset | n | batch | amp | data | it/s | paper RTX 3090 it/s | ratio | peak GiB |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in training:
         if "skipped" in r:
-            lines.append(f"| {r['preset']} | {r['resolution']} | - | {r['amp']} | skipped "
-                         f"({r['skipped']}) | | | |")
+            lines.append(f"| {r['preset']} | {r['resolution']} | - | {r['amp']} | "
+                         f"{r['data_on_device']} | skipped ({r['skipped']}) | | | |")
             continue
         lines.append(f"| {r['preset']} | {r['resolution']} | {r['batch']} | {r['amp']} | "
-                     f"{_f(r['it_per_s'])} | {r['paper_it_per_s']} ({r['paper_source']}) | "
+                     f"{r['data_on_device']}: {r['data_path']} | {_f(r['it_per_s'])} | "
+                     f"{r['paper_it_per_s']} ({r['paper_source']}) | "
                      f"{_f(r['ratio_to_paper'], '.2f')} | {_f(r['peak_gib'], '.2f')} |")
     waits = [r for r in training if "steps_per_s_read_once" in r]
     lines += ["", "## The trainer's per-step wait (fp32; steps/s on batches already on the "

@@ -37,6 +37,7 @@ from ..problems import get_kit
 
 __all__ = [
     "AMP_CHOICES",
+    "DATA_ON_DEVICE_CHOICES",
     "OPTIMIZERS",
     "SCHEDULERS",
     "TASKS",
@@ -52,11 +53,14 @@ TASKS: Mapping[str, Any] = PROBLEMS
 #: Values of ``TrainConfig.amp``: ``"auto"`` resolves to one of the other two
 #: (:func:`~neuralop_fem.training.amp.resolve_amp`).
 AMP_CHOICES = ("auto", "none", "bf16")
+#: Values of ``TrainConfig.data_on_device`` (:mod:`~neuralop_fem.training.resident`).
+DATA_ON_DEVICE_CHOICES = ("auto", "on", "off")
 #: Optimisers and learning-rate schedules (:mod:`neuralop_fem.training.optim`).
 OPTIMIZERS = ("adam", "adamw")
 SCHEDULERS = ("onecycle", "cosine", "step", "plateau", "constant")
 #: Fields that may differ between an interrupted run and its resumption.
-RESUME_FREE_FIELDS = ("device", "num_workers", "threads", "checkpoint_minutes")
+RESUME_FREE_FIELDS = ("device", "num_workers", "threads", "checkpoint_minutes",
+                      "data_on_device")
 #: Settings whose default changed after runs were recorded: a record without the field trained
 #: with this value, not the current default (``amp`` existed as "none" before "auto").
 _RECORDED_BEFORE = {"amp": "none"}
@@ -159,6 +163,11 @@ class TrainConfig(FrozenConfig):
         Also save the run within an epoch (``partial.pt``) every this many minutes, so a killed
         run resumes from there, not from the epoch's start (:mod:`.within_epoch`); 0: only at
         the end of each epoch. Single-process runs; may differ when a run is resumed.
+    data_on_device : {"auto", "on", "off"}
+        Where the training and validation splits live: ``"auto"`` (default) stacked on a GPU
+        when they take at most a quarter of its free memory, read item by item elsewhere;
+        ``"on"``/``"off"``: always/never (:mod:`~neuralop_fem.training.resident`). The batches
+        are the same either way; may change between calls.
     target_normalizer : {"reference", "global"}
         ``"reference"``: as the reference code (Darcy, inverse: pointwise unit-Gaussian target
         normaliser; Burgers: none). ``"global"``: one mean and standard deviation over all
@@ -203,10 +212,13 @@ class TrainConfig(FrozenConfig):
     num_workers: int = 0
     target_normalizer: str = "reference"
     checkpoint_minutes: float = 10.0
+    data_on_device: str = "auto"
 
     def __post_init__(self) -> None:
         self._set("task", choice(self.task, "task", TASKS))
         self._set("amp", choice(self.amp, "amp", AMP_CHOICES))
+        self._set("data_on_device",
+                  choice(self.data_on_device, "data_on_device", DATA_ON_DEVICE_CHOICES))
         if self.threads is not None:
             self._set("threads", positive_int(self.threads, "threads"))
         self._set("optimizer", choice(self.optimizer, "optimizer", OPTIMIZERS))

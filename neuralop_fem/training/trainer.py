@@ -49,6 +49,7 @@ from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
 from .optim import make_optimizer, make_scheduler
 from .progress import TrainingProgress, training_warnings
+from .resident import eval_loader, training_loader
 from .run_info import read_run_info
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
@@ -154,11 +155,12 @@ class Trainer:
             len(self.data.train), config.batch_size, seed=config.seed,
             rank=self.ctx.rank, world_size=self.ctx.world_size,
         )
-        # Pinned batches make the non-blocking host-to-device copies of _batch asynchronous.
-        self.loader = torch.utils.data.DataLoader(
-            self.data.train, batch_sampler=self.sampler, num_workers=config.num_workers,
-            pin_memory=self.device.type == "cuda",
-        )
+        # per-sample loading or both splits on the device, bit for bit the same batches
+        self.loader, self.val_data, where = training_loader(
+            self.data.train, self.data.val, sampler=self.sampler, choice=config.data_on_device,
+            device=self.device, num_workers=config.num_workers)
+        if self.ctx.is_main:
+            _log.info("%s", where)
         self.optimizer = make_optimizer(self.operator.parameters(), config)
         self.steps_per_epoch = optim.optimizer_steps_per_epoch(len(self.sampler), config)
         self.scheduler = make_scheduler(self.optimizer, config,
@@ -323,11 +325,10 @@ class Trainer:
     def errors(self, module: nn.Module, dataset: torch.utils.data.Dataset) -> np.ndarray:
         """Per-sample relative L2 errors of ``module`` on ``dataset`` (eval mode)."""
         module.eval()
-        loader = torch.utils.data.DataLoader(dataset, batch_size=self.config.eval_batch_size)
         out = [
             relative_l2(module(b["input"].to(self.device)).to("cpu", torch.float64).numpy(),
-                        b["target"].to(torch.float64).numpy())
-            for b in loader
+                        b["target"].to("cpu", torch.float64).numpy())
+            for b in eval_loader(dataset, self.config.eval_batch_size)
         ]
         return np.concatenate(out)
 
@@ -377,7 +378,7 @@ class Trainer:
                 loss, lr = self._train_epoch(progress, t0)
                 val = None
                 if self.ctx.is_main:
-                    val = float(self.errors(self.forward_module, self.data.val).mean())
+                    val = float(self.errors(self.forward_module, self.val_data).mean())
                 self.epoch += 1
                 optim.step_epoch_schedule(self.scheduler, cfg, val, self.ctx)
                 row = self._record(loss, val, lr, time.perf_counter() - t0, identity)

@@ -117,10 +117,13 @@ def test_throughput_stage_uses_the_darcy_weights(darcy_outputs):
     campaign("throughput", "--out", str(out), "--from", str(second), "--rehearse", "--work",
              str(root / "work_t"), "--budget-s", "500")
     result = outputs(out, "throughput")
-    assert len(result["training"]) == 6
+    assert len(result["training"]) == 9
     assert all(r["it_per_s"] > 0 for r in result["training"])
-    assert {r["amp"] for r in result["training"]} == {"none", "bf16"}
-    fp32 = [r for r in result["training"] if r["amp"] == "none"]
+    assert {(r["amp"], r["data_on_device"]) for r in result["training"]} == {
+        ("none", "auto"), ("bf16", "auto"), ("none", "off")}
+    assert {r["data_path"] for r in result["training"]} == {"per sample"}  # auto: not on a CPU
+    fp32 = [r for r in result["training"] if (r["amp"], r["data_on_device"]) == ("none", "auto")]
+    assert len(fp32) == 3
     assert all(r["steps_per_s_read_each_step"] > 0 and r["steps_per_s_read_once"] > 0
                for r in fp32)
     darcy = [r for r in result["inference"] if r["problem"] == "darcy"]

@@ -18,6 +18,7 @@ from torch import nn
 
 from neuralop_fem.models import PRESETS
 from neuralop_fem.training import TrainConfig, Trainer, load_trained
+from neuralop_fem.training.resident import ResidentDataset
 
 from .conftest import TINY_BURGERS, TINY_DARCY
 
@@ -126,6 +127,25 @@ def test_resumed_run_equals_uninterrupted_run(tmp_path, burgers_file, device):
     assert second.history == {**straight.history, "epoch_time_s": second.history["epoch_time_s"]}
     for key, value in straight.operator.state_dict().items():
         assert torch.equal(second.operator.state_dict()[key], value), key
+
+
+def test_data_on_the_device_trains_the_same_run(tmp_path, burgers_file, device):
+    """On a GPU ``data_on_device="auto"`` stacks the splits there; the run equals the
+    per-sample one bit for bit."""
+    trainers = {}
+    for choice in ("auto", "off"):
+        config = _burgers_config(device, data_on_device=choice)
+        with _burgers_trainer(tmp_path / choice, burgers_file, config) as trainer:
+            trainer.fit()
+        trainers[choice] = trainer
+    resident = trainers["auto"].val_data
+    assert isinstance(resident, ResidentDataset) == (device.type == "cuda")
+    if device.type == "cuda":
+        assert resident.tensors["input"].device.type == "cuda"
+    auto, off = trainers["auto"], trainers["off"]
+    assert auto.history == {**off.history, "epoch_time_s": auto.history["epoch_time_s"]}
+    for key, value in off.operator.state_dict().items():
+        assert torch.equal(auto.operator.state_dict()[key], value), key
 
 
 def test_device_checkpoint_loads_on_the_cpu_and_resumes_across_devices(tmp_path, burgers_file,
