@@ -19,7 +19,7 @@ from typing import Any
 
 from .machine import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, CampaignError
 
-__all__ = ["BEST_SUFFIX", "PART_BYTES", "STATE", "check_outputs", "pack_state",
+__all__ = ["BEST_SUFFIX", "PART_BYTES", "STATE", "check_outputs", "clear_outputs", "pack_state",
            "previous_results", "setup_logging", "unpack_runs", "unpack_state", "write_result"]
 
 #: Size of one part of a state archive (under the per-file limit, with room to spare).
@@ -28,6 +28,29 @@ STATE = "state.tar"
 #: Suffix of a finished run's weights returned beside the state (``RUN.best.pt``).
 BEST_SUFFIX = ".best.pt"
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def _own(name: str, stage: str) -> bool:
+    """Whether file ``name`` is one a run of ``stage`` writes into its output folder."""
+    if name in (f"{stage}.json", f"{stage}.md", f"{stage}.log"):
+        return True
+    return stage == "darcy" and (re.fullmatch(rf"{re.escape(STATE)}\.\d\d", name) is not None
+                                 or name.endswith(BEST_SUFFIX))
+
+
+def clear_outputs(out: Path, stage: str) -> None:
+    """Remove an earlier run's outputs of ``stage`` from ``out``; refuse a folder holding other
+    files (another stage's results, say: removing them would lose them, keeping them could push
+    the folder over the device's limit of returned files)."""
+    files = sorted(p.name for p in out.iterdir() if p.is_file())
+    others = [name for name in files if not _own(name, stage)]
+    if others:
+        shown = ", ".join(others[:4]) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
+        msg = (f"--out {out} holds files that are not outputs of the {stage} stage ({shown}); "
+               f"give each stage a folder of its own, e.g. --out $OUT/{stage}")
+        raise CampaignError(msg)
+    for name in files:
+        (out / name).unlink()
 
 
 def setup_logging(out: Path, stage: str) -> None:

@@ -29,6 +29,7 @@ from .machine import (
 )
 from .outputs import (
     check_outputs,
+    clear_outputs,
     previous_results,
     setup_logging,
     unpack_runs,
@@ -119,11 +120,8 @@ def run(argv: Sequence[str] | None = None, *, program: Sequence[str] = DRIVER) -
         msg = "no CUDA device here; pass --rehearse to run the stage on the CPU"
         raise CampaignError(msg)
     args.out.mkdir(parents=True, exist_ok=True)
-    if any(args.out.iterdir()) and not (args.source and args.source.resolve() ==
-                                        args.out.resolve()):
-        for old in args.out.iterdir():  # a stage's output is only its own files
-            if old.is_file():
-                old.unlink()
+    if not (args.source and args.source.resolve() == args.out.resolve()):
+        clear_outputs(args.out, args.stage)  # a stage's output is only its own files
     setup_logging(args.out, args.stage)
     if args.stage == "correctness":
         from . import correctness as stage

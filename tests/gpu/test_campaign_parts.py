@@ -87,3 +87,37 @@ def test_driver_reports_a_missing_wheel_folder_in_one_line(tmp_path):
     assert proc.stderr.startswith("campaign: --wheels ")
     assert "fetch_wheels.sh" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_stage_clears_only_its_own_outputs(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    own = ["darcy.json", "darcy.md", "darcy.log", "state.tar.00", "state.tar.01",
+           "darcy-galerkin_x.best.pt"]
+    for name in own:
+        (out / name).write_text("earlier run")
+    (out / "notes").mkdir()  # folders are not the stage's business
+    outputs.clear_outputs(out, "darcy")
+    assert sorted(p.name for p in out.iterdir()) == ["notes"]
+    for name in ("correctness.json", "state.tar.00"):  # the second is darcy's, not correctness's
+        (out / name).write_text("another stage")
+    with pytest.raises(machine.CampaignError, match=r"not outputs of the correctness stage "
+                       r"\(state.tar.00\); give each stage a folder of its own"):
+        outputs.clear_outputs(out, "correctness")
+    assert (out / "state.tar.00").is_file()
+    assert (out / "correctness.json").is_file()  # nothing removed on refusal
+
+
+def test_driver_refuses_an_output_folder_of_another_stage_in_one_line(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "correctness.json").write_text("{}")
+    proc = subprocess.run([sys.executable, str(DRIVER), "throughput", "--rehearse", "--out",
+                           str(out), "--work", str(tmp_path / "work")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "correctness.json" in lines[0]
+    assert "--out $OUT/throughput" in lines[0]
+    assert (out / "correctness.json").read_text() == "{}"
