@@ -9,6 +9,7 @@ also when it is stopped within an epoch and resumed with the other setting.
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 import pytest
 import torch
@@ -111,9 +112,13 @@ def _fit(run, data, model, config) -> Trainer:
 
 @pytest.mark.parametrize("problem", ["burgers", "darcy"])
 def test_a_run_with_the_data_stacked_equals_the_per_sample_run(tmp_path, burgers_file,
-                                                               darcy_file, problem, caplog):
+                                                               darcy_file, problem, caplog,
+                                                               monkeypatch):
     data, model, config = ((burgers_file, BURGERS_MODEL, _burgers) if problem == "burgers"
                            else (darcy_file, DARCY_MODEL, _darcy))
+    # an earlier command line in this process may have stopped "neuralop_fem" records from
+    # reaching the root logger (and caplog)
+    monkeypatch.setattr(logging.getLogger("neuralop_fem"), "propagate", True)
     caplog.set_level("INFO", logger="neuralop_fem.training.trainer")
     per_sample = _fit(tmp_path / "off", data, model, config(data_on_device="off"))
     assert isinstance(per_sample.val_data, type(per_sample.data.val))
