@@ -324,6 +324,8 @@ def run(args: argparse.Namespace) -> int:
             busy = _threads_note()
             if busy is not None and trainer.device.type == "cpu":
                 _say(busy)
+            if trainer.device.type != "cpu" or train_config.data_on_device != "auto":
+                _say(trainer.data_path)  # where the data lives (on a CPU: asked for)
         note = schedule_note(train_config, steps_per_epoch=trainer.steps_per_epoch,
                              lr_name=_FLAGS["lr_max"])
         if main and note is not None:

@@ -56,7 +56,7 @@ def use_resident(choice: str, device: torch.device, nbytes: int) -> tuple[bool, 
         msg = (f"`data_on_device` must be one of {', '.join(map(repr, DATA_ON_DEVICE_CHOICES))}; "
                f"got {choice!r}.")
         raise ConfigError(msg)
-    size = f"{nbytes / 2**20:.0f} MiB"
+    size = f"{nbytes / 2**20:.0f} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:.0f} KiB"
     if choice == "off":
         return False, "per-sample loading (data_on_device=off)"
     if choice == "on":

@@ -156,11 +156,11 @@ class Trainer:
             rank=self.ctx.rank, world_size=self.ctx.world_size,
         )
         # per-sample loading or both splits on the device, bit for bit the same batches
-        self.loader, self.val_data, where = training_loader(
+        self.loader, self.val_data, self.data_path = training_loader(
             self.data.train, self.data.val, sampler=self.sampler, choice=config.data_on_device,
             device=self.device, num_workers=config.num_workers)
         if self.ctx.is_main:
-            _log.info("%s", where)
+            _log.info("%s", self.data_path)
         self.optimizer = make_optimizer(self.operator.parameters(), config)
         self.steps_per_epoch = optim.optimizer_steps_per_epoch(len(self.sampler), config)
         self.scheduler = make_scheduler(self.optimizer, config,

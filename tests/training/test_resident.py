@@ -154,7 +154,11 @@ def test_the_command_line_option(tmp_path, burgers_file, capsys):
     run = tmp_path / "run"
     assert main([*args, "--out", str(run), "--data-on-device", "on"]) == 0
     assert read_run_info(run)["train_config"]["data_on_device"] == "on"
-    capsys.readouterr()
+    # (8 training + 4 validation samples) x 64 points x (input, target, its gradient) x 4 bytes
+    kib = (8 + 4) * 64 * 3 * 4 // 1024
+    assert f"training data on cpu ({kib} KiB; data_on_device=on)" in capsys.readouterr().out
+    assert main([*args, "--out", str(tmp_path / "default")]) == 0
+    assert "data_on_device" not in capsys.readouterr().out  # the CPU default is not news
     assert main([*args, "--out", str(tmp_path / "bad"), "--data-on-device", "always"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
