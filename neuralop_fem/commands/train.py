@@ -93,10 +93,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--noise", type=float_range(0, inclusive=True), metavar="EPS",
                    help="inverse problem: relative input noise level (default 0.01)")
     p.add_argument("--amp", choices=("auto", "none", "bf16"),
-                   help="mixed precision: auto (default: bf16 on a CPU with native bf16 - "
-                        "avx512_bf16 or AMX - else float32, GPUs included, where bf16 trained "
-                        "slower), none (float32) or bf16; the choice is printed and recorded in "
-                        "run.json")
+                   help="mixed precision: auto (default: bf16 where the device has native bf16 "
+                        "- a GPU of compute capability >= 8.0, a CPU with avx512_bf16 or AMX - "
+                        "else float32), none (float32) or bf16; the choice is printed and "
+                        "recorded in run.json")
     p.add_argument("--threads", type=int_range(1), metavar="N",
                    help="CPU threads of the training (default: torch's, all cores unless "
                         "OMP_NUM_THREADS says otherwise); recorded in run.json")

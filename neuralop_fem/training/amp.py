@@ -1,15 +1,14 @@
 """Mixed precision of training: the choice (:func:`resolve_amp`) and the forward pass
 (:class:`AmpForward`).
 
-``amp="auto"`` (the default of :class:`~neuralop_fem.training.TrainConfig`) resolves to the
-precision that trained faster where it was measured (docs/training.md):
+``amp="auto"`` (the default of :class:`~neuralop_fem.training.TrainConfig`) resolves to
+``"bf16"`` where the device computes bfloat16 natively and to ``"none"`` (float32) elsewhere:
 
-* CPU: ``"bf16"`` where the CPU has the ``avx512_bf16`` or ``amx_bf16`` instructions
-  (:func:`cpu_bf16_features`; bf16 autocast trained about 2x faster there), ``"none"``
-  (float32) elsewhere (bf16 is emulated and rarely faster);
-* CUDA: ``"none"``, also on GPUs with native bf16 (``torch.cuda.is_bf16_supported``): on an
-  H100 at the presets' batch sizes the steps are bound by kernel launches, and bf16 autocast
-  trained 6-17 % slower than float32. ``amp="bf16"`` still selects it.
+* CUDA: ``torch.cuda.is_bf16_supported(including_emulation=False)`` (compute capability 8.0
+  and newer);
+* CPU: the ``avx512_bf16`` or ``amx_bf16`` instructions (:func:`cpu_bf16_features`). On such
+  CPUs bf16 autocast trains about 2x faster; without them it emulates bf16 and is rarely faster
+  than float32 (docs/training.md).
 """
 
 from __future__ import annotations
@@ -101,8 +100,8 @@ def resolve_amp(requested: str, device: torch.device, *,
     Parameters
     ----------
     requested : {"auto", "none", "bf16"}
-        ``"auto"``: bf16 on a CPU with native bf16, float32 (``"none"``) elsewhere, GPUs
-        included (see the module's docstring); the other two are kept.
+        ``"auto"``: bf16 where ``device`` has native bf16, float32 (``"none"``) elsewhere;
+        the other two are kept.
     device : torch.device
         The training device.
     cpu_flags, cuda_native : optional
@@ -120,9 +119,6 @@ def resolve_amp(requested: str, device: torch.device, *,
         msg = f"`amp` must be one of {', '.join(map(repr, AMP_CHOICES))}; got {requested!r}."
         raise ConfigError(msg)
     native, why = _native_bf16(device, cpu_flags, cuda_native)
-    if requested == "auto" and device.type == "cuda":
-        return AmpChoice("none", requested, f"{why}, but bf16 autocast trained slower than "
-                         "float32 on a GPU at these models' batch sizes (an H100, measured)")
     if requested == "auto":
         return AmpChoice("bf16" if native else "none", requested, why)
     if requested == "bf16" and not native:

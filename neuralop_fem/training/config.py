@@ -136,9 +136,9 @@ class TrainConfig(FrozenConfig):
         ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
     amp : {"auto", "none", "bf16"}
         ``"bf16"`` runs the model body under ``torch.autocast(bfloat16)``; normalisers,
-        losses and FFTs stay in float32. ``"none"``: float32. ``"auto"``: bf16 on a CPU with
-        native bf16 (avx512_bf16 or AMX), float32 elsewhere, GPUs included (bf16 trained slower
-        there: :func:`~neuralop_fem.training.amp.resolve_amp`); the trainer
+        losses and FFTs stay in float32. ``"none"``: float32. ``"auto"``: bf16 where the
+        device has native bf16 (a GPU of compute capability >= 8.0; a CPU with avx512_bf16 or
+        AMX), float32 elsewhere (:func:`~neuralop_fem.training.amp.resolve_amp`); the trainer
         records the resolved choice in ``run.json`` (``train_config.amp`` and ``precision``).
     threads : int, optional
         CPU threads of torch's intra-op pool during training (``torch.set_num_threads``);
