@@ -48,6 +48,7 @@ def test_auto_on_cuda_follows_the_gpu(native, expected):
     choice = resolve_amp("auto", torch.device("cuda:0"), cuda_native=native)
     assert choice.amp == expected
     assert "GPU cuda:0" in choice.reason
+    assert ("--amp none" in choice.reason) == native  # the H100's measurement, said
 
 
 def test_explicit_choices_are_kept_and_emulated_bf16_is_said():
