@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from ..errors import ConfigError
+from ..config_base import choice as check_choice
 from .config import DATA_ON_DEVICE_CHOICES
 
 __all__ = ["AUTO_FRACTION", "BATCH_KEYS", "DATA_ON_DEVICE_CHOICES", "ResidentDataset",
@@ -52,10 +52,7 @@ def use_resident(choice: str, device: torch.device, nbytes: int) -> tuple[bool, 
     >>> use_resident("on", torch.device("cpu"), 10**6)[0]
     True
     """
-    if choice not in DATA_ON_DEVICE_CHOICES:
-        msg = (f"`data_on_device` must be one of {', '.join(map(repr, DATA_ON_DEVICE_CHOICES))}; "
-               f"got {choice!r}.")
-        raise ConfigError(msg)
+    check_choice(choice, "data_on_device", DATA_ON_DEVICE_CHOICES)
     size = f"{nbytes / 2**20:.0f} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:.0f} KiB"
     if choice == "off":
         return False, "per-sample loading (data_on_device=off)"
@@ -102,10 +99,9 @@ class ResidentDataset(Dataset):
             items = [dataset[i] for i in range(start, min(start + _CHUNK, n))]
             for k in self.keys:
                 self.tensors[k][start:start + len(items)] = torch.stack([it[k] for it in items])
-        self._n = n
 
     def __len__(self) -> int:
-        return self._n
+        return len(self.tensors[self.keys[0]])
 
     def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
         return {k: v[i] for k, v in self.tensors.items()}
