@@ -44,6 +44,7 @@ from . import resume as rs
 from . import within_epoch as we
 from .amp import AmpChoice, AmpForward, resolve_amp, resumed
 from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
+from .data_identity import with_moved_data
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
 from .losses import operator_loss
@@ -129,7 +130,7 @@ class Trainer:
             raise
 
     def _setup(self, data: Any, dataset: xr.Dataset, path: Any, *, overwrite: bool) -> None:
-        resume = self._check_run_dir(data, overwrite=overwrite)
+        resume = self._check_run_dir(data, dataset, path, overwrite=overwrite)
         config, model_config, preset = self.config, self.model_config, self.preset
         family = model_config.family
         if self.ctx.is_main:
@@ -192,7 +193,8 @@ class Trainer:
             **{f"model.{k}": v for k, v in self.model_config.to_dict().items()},
         }
 
-    def _check_run_dir(self, data: Any, *, overwrite: bool) -> dict[str, Any] | None:
+    def _check_run_dir(self, data: Any, dataset: xr.Dataset, path: Any, *,
+                       overwrite: bool) -> dict[str, Any] | None:
         """The ``last.pt`` state to resume from, None for a fresh run; refusals as documented."""
         self._lock = rs.prepare_run_dir(self.run_dir, overwrite=overwrite,
                                         is_main=self.ctx.is_main)
@@ -216,8 +218,9 @@ class Trainer:
         if choice is not self.amp_choice:
             self.amp_choice, self.config = choice, self.config.replace(amp=choice.amp)
             self._identity_value = self._identity(data)
-        rs.check_resumable(state, last, config=self.config, identity=self._identity_value,
-                           status=status)
+        identity = with_moved_data(self._identity_value, state["identity"],
+                                   run_dir=self.run_dir, dataset=dataset, path=path)
+        rs.check_resumable(state, last, config=self.config, identity=identity, status=status)
         return state
 
     def _recorded_status(self) -> str | None:
@@ -323,7 +326,9 @@ class Trainer:
 
     @torch.no_grad()
     def errors(self, module: nn.Module, dataset: torch.utils.data.Dataset) -> np.ndarray:
-        """Per-sample relative L2 errors of ``module`` on ``dataset`` (eval mode)."""
+        """Per-sample relative L2 errors of ``module`` on ``dataset`` (eval mode). The trainer
+        passes the float32 operator also under ``amp="bf16"``: validation, test errors and every
+        later use of the weights (``load_trained``, ``Surrogate``) agree."""
         module.eval()
         out = [
             relative_l2(module(b["input"].to(self.device)).to("cpu", torch.float64).numpy(),
@@ -378,7 +383,7 @@ class Trainer:
                 loss, lr = self._train_epoch(progress, t0)
                 val = None
                 if self.ctx.is_main:
-                    val = float(self.errors(self.forward_module, self.val_data).mean())
+                    val = float(self.errors(self.operator, self.val_data).mean())
                 self.epoch += 1
                 optim.step_epoch_schedule(self.scheduler, cfg, val, self.ctx)
                 row = self._record(loss, val, lr, time.perf_counter() - t0, identity)
@@ -465,11 +470,10 @@ class Trainer:
             msg = (f"{path}: missing; no epoch of this run had a finite validation error, or the "
                    "file was removed. Pass overwrite=True to train again.")
             raise RunDirectoryError(msg)
-        best = ck.load_best(path).to(self.device)
-        best_fwd = AmpForward(best, amp=self.config.amp, device_type=self.device.type)
+        best = ck.load_best(path).to(self.device)  # float32, as every later use of the model
         return {
-            "test_rel_l2_best": float(self.errors(best_fwd, self.data.test).mean()),
-            "test_rel_l2_final": float(self.errors(self.forward_module, self.data.test).mean()),
+            "test_rel_l2_best": float(self.errors(best, self.data.test).mean()),
+            "test_rel_l2_final": float(self.errors(self.operator, self.data.test).mean()),
             "val_rel_l2_final": self.history["val_rel_l2"][-1],
         }
 

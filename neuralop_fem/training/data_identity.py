@@ -1,0 +1,82 @@
+"""Resuming a run whose data file has moved: the same dataset at another path.
+
+A run records the absolute path of its data in ``last.pt`` (the resume identity) and, with the
+dataset's provenance, in ``run.json``. Resuming with a file at another path is accepted when
+that file is the same dataset: for files written by ``generate``, the same generation settings
+(problem, seed, resolution, solver options), sample count and grid (a file copied elsewhere, or
+regenerated from its seed on another machine, where BLAS may change the last bits of the
+values); for any other file, the same provenance apart from the path and the ``created`` time.
+Anything else is refused as a run with other settings (:func:`~.resume.check_resumable`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import xarray as xr
+
+from ..data.provenance import dataset_provenance, generation_settings
+from ..errors import DatasetError, RunDirectoryError
+from .run_info import read_run_info
+
+__all__ = ["same_dataset", "with_moved_data"]
+
+_log = logging.getLogger(__name__)
+
+
+def _generated(provenance: Mapping[str, Any]) -> dict[str, Any] | None:
+    attrs = provenance.get("attrs")
+    if not isinstance(attrs, Mapping):
+        return None
+    try:
+        record = generation_settings(attrs)
+    except DatasetError:
+        return None
+    if record is None:
+        return None
+    return {"settings": record.get("settings"), "n_samples": record.get("n_samples")}
+
+
+def _plain(provenance: Mapping[str, Any]) -> dict[str, Any]:
+    attrs = provenance.get("attrs")
+    attrs = {k: v for k, v in attrs.items() if k != "created"} if isinstance(attrs, Mapping) \
+        else attrs
+    return {**{k: v for k, v in provenance.items() if k != "path"}, "attrs": attrs}
+
+
+def same_dataset(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
+    """Whether two dataset provenances (``run.json``'s ``data`` section) describe the same
+    dataset, whatever their paths (rules in the module docstring)."""
+    shape = ("problem", "n_samples", "grid")
+    if any(recorded.get(k) != now.get(k) for k in shape):
+        return False
+    first, second = _generated(recorded), _generated(now)
+    if first is not None or second is not None:
+        return first == second
+    return _plain(recorded) == _plain(now)
+
+
+def with_moved_data(identity: dict[str, Any], state_identity: Mapping[str, Any], *,
+                    run_dir: Path, dataset: xr.Dataset,
+                    path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """``identity`` (the new run's) with the recorded ``data_path`` when the data moved: the
+    file at the new ``path`` is :func:`same_dataset` as the one ``run_dir/run.json`` records.
+    Otherwise ``identity`` unchanged (a differing path is then refused as before)."""
+    old, new = state_identity.get("data_path"), identity.get("data_path")
+    if old is None or new is None or old == new or path is None:
+        return identity
+    try:
+        recorded = read_run_info(run_dir).get("data")
+    except RunDirectoryError:
+        return identity
+    if not isinstance(recorded, Mapping) or recorded.get("path") != old:
+        return identity
+    if not same_dataset(recorded, dataset_provenance(dataset, path)):
+        return identity
+    _log.warning("the data of %s moved: %s (run) is now %s, the same dataset (same problem, "
+                 "samples, grid and generation settings); resuming with it", run_dir, old, new)
+    return {**identity, "data_path": old}
