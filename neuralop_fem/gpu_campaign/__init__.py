@@ -11,6 +11,8 @@ machine (docs/training.md, "What has run on a GPU"):
   ``--from``);
 - ``darcy`` (:mod:`.darcy`): darcy-galerkin and darcy-inverse-galerkin (noise 0.01) for 100
   epochs of 1024 samples, resumed across calls (``--from`` the previous call's output);
+- ``prepare`` (:mod:`.prepare`): install the wheels and generate the Darcy data only, the first
+  of two calls on one warm machine when a ``darcy`` state and the wheels exceed one call's carry;
 - ``wheels``: only install the wheels of ``--wheels`` into ``--out`` (a check of the folder;
   ``--python-version 3.12`` checks it for the device image from another interpreter);
 - ``unpack``: extract the state parts and ``RUN.best.pt`` files of ``--from`` into ``--out``

@@ -8,8 +8,11 @@ deadline), then packs the unfinished run (``last.pt``, ``best.pt``) and what fin
 (1224 samples at 421, dataset seed 0: the data of the reproduction rows) and continues from
 ``--from``. A finished run's weights come back once, as ``RUN.best.pt`` beside the state in
 the output of the call that finished it, and are not carried further: the state then holds
-at most the running run's ``last.pt`` and ``best.pt`` (about 30 + 10 MB for the inverse model), so
-that it, the wheels (16 MB) and the working tree stay under the 64 MiB a call may carry.
+at most the running run's ``last.pt`` and ``best.pt`` (27 + 10 MB for darcy-galerkin). With the
+wheels (16 MB) and the working tree that exceeds the 64 MiB one call may carry, so a cold
+machine continues in two calls: ``prepare`` (:mod:`.prepare`) with the wheels, then ``darcy``
+with the state. A ``--from`` state older than the machine's own copy of a run is not restored
+over it (a warm machine keeps its runs between calls).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import logging
 import math
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -141,10 +145,34 @@ def _summary(preset: str, info: dict[str, Any], finished_now: bool,
             "paper_minutes_rtx3090": PAPER_MINUTES.get(preset)}
 
 
+def _restore(source: Path, runs_root: Path) -> list[str]:
+    """Unpack the runs of ``source`` into ``runs_root``, except a run the machine already holds
+    further trained (a warm machine keeps its runs between calls: an older ``--from`` must not
+    take them back); the member names restored."""
+    incoming = runs_root.parent / "incoming"
+    shutil.rmtree(incoming, ignore_errors=True)
+    names = unpack_runs(source, incoming)
+    restored = []
+    for run_dir in sorted(p for p in incoming.iterdir() if p.is_dir()):
+        here = runs_root / run_dir.name
+        have = int(_status(here).get("epochs_completed") or 0)
+        carried = int(_status(run_dir).get("epochs_completed") or 0)
+        if have > carried:
+            log.warning("%s: keeping this machine's copy (epoch %d); --from holds epoch %d",
+                        run_dir.name, have, carried)
+            continue
+        here.mkdir(parents=True, exist_ok=True)
+        for path in run_dir.iterdir():
+            shutil.copyfile(path, here / path.name)
+        restored += [n for n in names if n.split("/", 1)[0] == run_dir.name]
+    shutil.rmtree(incoming, ignore_errors=True)
+    return restored
+
+
 def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, list[str], int]:
     work = args.work
     runs_root = work / "runs"
-    restored = unpack_runs(args.source, runs_root) if args.source is not None else []
+    restored = _restore(args.source, runs_root) if args.source is not None else []
     before = {p: _status(runs_root / tag).get("status") for p, tag in _tags(args).items()}
     data = data_file(work, args.rehearse)
     rows, members = [], []
@@ -182,7 +210,10 @@ def _tags(args: argparse.Namespace) -> dict[str, str]:
 
 def _markdown(rows: list[dict[str, Any]], done: bool, args: argparse.Namespace) -> list[str]:
     head = ("All runs finished: record them (docs/training.md, 'What has run on a GPU')." if done
-            else "Not finished: run the same command again with `--from` this output folder.")
+            else "Not finished: run the same command again with `--from` this output folder "
+            "(where its state, the wheels and the working tree exceed one call's 64 MiB carry, "
+            "run the `prepare` stage first on the same machine: docs/training.md, "
+            "'What has run on a GPU').")
     lines = [f"# GPU campaign: Darcy at the paper's scale{' (rehearsal)' if args.rehearse else ''}",
              "", head, "",
              "| run | status | epochs | best epoch | val rel L2 | test rel L2 (best) | "

@@ -39,7 +39,7 @@ from .outputs import (
 __all__ = ["BUDGET_S", "DRIVER", "REHEARSE_BUDGET_S", "STAGES", "main", "parser", "run"]
 
 #: The stages that run on the GPU (``wheels`` and ``unpack`` are side commands).
-STAGES = ("correctness", "throughput", "darcy")
+STAGES = ("correctness", "throughput", "darcy", "prepare")
 #: The program a stage's results name in their commands: the driver of the documentation.
 DRIVER = ("benchmarks/gpu/campaign.py",)
 #: The first line of ``--help``.
@@ -116,7 +116,8 @@ def run(argv: Sequence[str] | None = None, *, program: Sequence[str] = DRIVER) -
     import torch
 
     args.device = args.device or ("cpu" if args.rehearse else "cuda")
-    if args.device.startswith("cuda") and not torch.cuda.is_available():
+    if (args.device.startswith("cuda") and not torch.cuda.is_available()
+            and args.stage != "prepare"):
         msg = "no CUDA device here; pass --rehearse to run the stage on the CPU"
         raise CampaignError(msg)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -127,8 +128,10 @@ def run(argv: Sequence[str] | None = None, *, program: Sequence[str] = DRIVER) -
         from . import correctness as stage
     elif args.stage == "throughput":
         from . import throughput as stage
-    else:
+    elif args.stage == "darcy":
         from . import darcy as stage
+    else:
+        from . import prepare as stage
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline.t0))
     result, lines, code = stage.run(args, deadline, args.out)
     given = sys.argv[1:] if argv is None else list(argv)

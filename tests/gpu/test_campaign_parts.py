@@ -4,6 +4,7 @@ command and the driver's one-line errors."""
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 import tarfile
@@ -33,7 +34,7 @@ def test_state_round_trips_through_parts(tmp_path, monkeypatch):
     root, out = tmp_path / "runs", tmp_path / "out"
     (root / "run_a").mkdir(parents=True)
     out.mkdir()
-    payload = bytes(range(256)) * 40  # 10240 bytes: several parts of 4000
+    payload = random.Random(0).randbytes(10240)  # incompressible: several parts of 4000
     (root / "run_a" / "last.pt").write_bytes(payload)
     (root / "run_a" / "run.json").write_text('{"status": "interrupted"}')
     monkeypatch.setattr(outputs, "PART_BYTES", 4000)
@@ -121,3 +122,22 @@ def test_driver_refuses_an_output_folder_of_another_stage_in_one_line(tmp_path):
     assert "correctness.json" in lines[0]
     assert "--out $OUT/throughput" in lines[0]
     assert (out / "correctness.json").read_text() == "{}"
+
+
+def test_state_parts_are_compressed_and_plain_archives_still_unpack(tmp_path):
+    root, out = tmp_path / "runs", tmp_path / "out"
+    (root / "run_a").mkdir(parents=True)
+    out.mkdir()
+    (root / "run_a" / "last.pt").write_bytes(b"\0" * 100_000)  # compresses well
+    parts = outputs.pack_state(out, root, [root / "run_a" / "last.pt"])
+    assert parts == ["state.tar.00"]
+    packed = (out / "state.tar.00").read_bytes()
+    assert packed[:2] == b"\x1f\x8b"  # gzip
+    assert len(packed) < 10_000
+    # the uncompressed archive of an earlier version of the campaign
+    old = tmp_path / "old"
+    old.mkdir()
+    with tarfile.open(old / "state.tar.00", "w") as tar:
+        tar.add(root / "run_a" / "last.pt", arcname="run_a/last.pt")
+    assert outputs.unpack_state(old, tmp_path / "back") == ["run_a/last.pt"]
+    assert (tmp_path / "back" / "run_a" / "last.pt").read_bytes() == b"\0" * 100_000

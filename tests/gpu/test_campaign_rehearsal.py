@@ -99,6 +99,37 @@ def test_darcy_stage_resumes_from_its_previous_output(darcy_outputs):
     assert any(n.startswith("darcy-inverse-galerkin_") and n.endswith("last.pt") for n in kept)
 
 
+def test_prepare_then_darcy_on_the_same_machine_does_not_generate_again(darcy_outputs,
+                                                                        tmp_path):
+    """The two-call continuation: ``prepare`` (wheels carried) generates the data into the
+    scratch folder; ``darcy --from`` (state carried) on the same machine uses it."""
+    _, first, _ = darcy_outputs
+    work, prep, cont = tmp_path / "work", tmp_path / "prep", tmp_path / "cont"
+    campaign("prepare", "--out", str(prep), "--rehearse", "--work", str(work), "--budget-s", "300")
+    result = outputs(prep, "prepare")
+    data = Path(result["data"])
+    assert data.parent.parent == work
+    assert data.is_file()
+    assert result["data_bytes"] == data.stat().st_size
+    assert "generating" in (prep / "prepare.log").read_text()
+    stamp = data.stat().st_mtime_ns
+    campaign("darcy", "--out", str(cont), "--from", str(first), "--rehearse", "--work", str(work),
+             "--max-epochs-this-call", "1", "--budget-s", "500")
+    assert data.stat().st_mtime_ns == stamp
+    assert "generating" not in (cont / "darcy.log").read_text()
+    forward = outputs(cont, "darcy")["runs"][0]
+    assert forward["epochs_completed"] == 2  # resumed after the first call's epoch
+    # A later call on the same warm machine given the older state again keeps the machine's
+    # further trained copy instead of taking the run back to its first epoch.
+    again = tmp_path / "again"
+    campaign("darcy", "--out", str(again), "--from", str(first), "--rehearse", "--work",
+             str(work), "--max-epochs-this-call", "1", "--budget-s", "500")
+    assert "keeping this machine's copy (epoch 2); --from holds epoch 1" in (
+        again / "darcy.log").read_text()
+    rows = outputs(again, "darcy")["runs"]
+    assert (rows[0]["status"], rows[0]["epochs_completed"]) == ("finished", 2)
+
+
 def test_unpack_gives_run_directories_that_load(darcy_outputs, tmp_path):
     _, _, second = darcy_outputs
     campaign("unpack", "--from", str(second), "--out", str(tmp_path / "runs"))
