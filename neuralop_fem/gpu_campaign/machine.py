@@ -89,7 +89,9 @@ def install_wheels(wheels: Path, target: Path, *, python_version: str | None = N
     """Install the wheels; the command line (for the record). Raises CampaignError."""
     if not wheels.is_dir():
         msg = (f"--wheels {wheels}: no such folder; run benchmarks/gpu/fetch_wheels.sh first "
-               f"(the packages {', '.join(sorted(NEEDED.values()))} are missing here)")
+               f"(the packages {', '.join(sorted(NEEDED.values()))} are missing here); on a "
+               "borrowed machine carry .whl with this call, or run the prepare stage with it "
+               "first on the same warm machine")
         raise CampaignError(msg)
     cmd = pip_install_command(wheels, target, python_version=python_version)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)

@@ -87,6 +87,7 @@ def test_driver_reports_a_missing_wheel_folder_in_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith("campaign: --wheels ")
     assert "fetch_wheels.sh" in proc.stderr
+    assert "run the prepare stage with it first on the same warm machine" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
