@@ -101,7 +101,15 @@ def same_values_checksum(results: dict[str, Any], data_row: dict[str, Any], *,
                          rtol: float = SAME_VALUES_RTOL) -> dict[str, Any] | None:
     """For a row about to be recorded: the rows' checksum whose values the file holds up to
     rounding (``{"checksum", "difference"}``), None when some row's data is identical or none
-    holds the same values. Rows on either file then form one group."""
+    holds the same values. Rows on either file then form one group. A row already recorded on
+    this very file (same checksum) that points to another file's rows passes that on, so that
+    every row on the file joins the same group (several runs recorded one after the other)."""
+    for entry in results.get("runs", {}).values():
+        row = entry.get("data") if isinstance(entry, dict) else None
+        if (isinstance(row, dict) and row.get("checksum") is not None
+                and row.get("checksum") == data_row.get("checksum")
+                and isinstance(row.get("same_values_as"), dict)):
+            return dict(row["same_values_as"])
     matches = data_matches(results, data_row, rtol=rtol)
     if not matches or matches[0].verdict != "same values":
         return None

@@ -116,6 +116,24 @@ def test_rows_on_a_regeneration_elsewhere_group_with_the_original(files):
     assert group_key(entry) == group_key(moved)
 
 
+def test_runs_recorded_one_after_the_other_on_a_regeneration_form_one_group(files):
+    """The second run on the regenerated file finds the first one's row bit-identical: it must
+    still join the original's group, not start one of its own."""
+    original = {"preset": "burgers-galerkin", "mode": "paper", "model_config": {},
+                "train_config": {"seed": 1}, "data": dataset_record(files["data"])}
+    results = {"runs": {"orig": original}}
+    for seed in (3, 4):
+        entry = copy.deepcopy(original) | {"train_config": {"seed": seed},
+                                           "data": dataset_record(files["elsewhere"])}
+        same = same_values_checksum(results, entry["data"])
+        assert same is not None
+        assert same["checksum"] == original["data"]["checksum"]
+        entry["data"]["same_values_as"] = same
+        results["runs"][f"seed{seed}"] = entry
+    keys = {group_key(e) for e in results["runs"].values()}
+    assert len(keys) == 1
+
+
 def test_check_data_reports_each_case_and_completes_rows(files, tmp_path):
     bare = dataset_record(files["data"])
     del bare["sketch"]
