@@ -28,12 +28,12 @@ log = logging.getLogger("campaign.prepare")
 def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, list[str], int]:
     started = deadline.elapsed()
     data = data_file(args.work, args.rehearse)
-    seconds = deadline.elapsed() - started
+    seconds, size = deadline.elapsed() - started, data.stat().st_size
     log.info("data ready: %s (%.0f s)", data, seconds)
-    result: dict[str, Any] = {"data": str(data), "data_bytes": data.stat().st_size,
+    result: dict[str, Any] = {"data": str(data), "data_bytes": size,
                               "data_seconds": round(seconds, 1), "work": str(args.work)}
     lines = [f"# GPU campaign: prepare{' (rehearsal)' if args.rehearse else ''}", "",
-             f"Data `{data.name}` ready in {seconds:.0f} s ({data.stat().st_size / 2**20:.0f} MiB)"
+             f"Data `{data.name}` ready in {seconds:.0f} s ({size / 2**20:.0f} MiB)"
              f" in `{args.work}`. Next, on this machine before it is released: the `darcy` "
              "stage with `--from` the state to continue (only the state carried).", ""]
     return result, lines, 0

@@ -97,6 +97,15 @@ def data_matches(results: dict[str, Any], data_row: dict[str, Any], *,
     return sorted(matches, key=lambda m: (order[m.verdict], m.difference or 0.0))
 
 
+def _rows_on(results: dict[str, Any], checksum: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """``(key, data record)`` of the rows whose data has ``checksum`` (none for None)."""
+    if checksum is None:
+        return []
+    return [(key, entry["data"]) for key, entry in results.get("runs", {}).items()
+            if isinstance(entry, dict) and isinstance(entry.get("data"), dict)
+            and entry["data"].get("checksum") == checksum]
+
+
 def same_values_checksum(results: dict[str, Any], data_row: dict[str, Any], *,
                          rtol: float = SAME_VALUES_RTOL) -> dict[str, Any] | None:
     """For a row about to be recorded: the rows' checksum whose values the file holds up to
@@ -104,11 +113,8 @@ def same_values_checksum(results: dict[str, Any], data_row: dict[str, Any], *,
     holds the same values. Rows on either file then form one group. A row already recorded on
     this very file (same checksum) that points to another file's rows passes that on, so that
     every row on the file joins the same group (several runs recorded one after the other)."""
-    for entry in results.get("runs", {}).values():
-        row = entry.get("data") if isinstance(entry, dict) else None
-        if (isinstance(row, dict) and row.get("checksum") is not None
-                and row.get("checksum") == data_row.get("checksum")
-                and isinstance(row.get("same_values_as"), dict)):
+    for _, row in _rows_on(results, data_row.get("checksum")):
+        if isinstance(row.get("same_values_as"), dict):
             return dict(row["same_values_as"])
     matches = data_matches(results, data_row, rtol=rtol)
     if not matches or matches[0].verdict != "same values":
@@ -122,11 +128,7 @@ def record_identical(results: dict[str, Any], data_row: dict[str, Any]) -> list[
     (its ``float_paths``: the processes that generated it) not yet listed. Returns the keys
     of the rows changed."""
     done = []
-    for key, entry in results.get("runs", {}).items():
-        row = entry.get("data")
-        if not (isinstance(row, dict) and row.get("checksum") is not None
-                and row.get("checksum") == data_row.get("checksum")):
-            continue
+    for key, row in _rows_on(results, data_row.get("checksum")):
         listed = row.get("reproduced_by", [])
         new: list[dict[str, Any]] = []
         for paths in data_row.get("float_paths") or []:

@@ -42,10 +42,10 @@ def _generated(provenance: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _plain(provenance: Mapping[str, Any]) -> dict[str, Any]:
-    attrs = provenance.get("attrs")
-    attrs = {k: v for k, v in attrs.items() if k != "created"} if isinstance(attrs, Mapping) \
-        else attrs
-    return {**{k: v for k, v in provenance.items() if k != "path"}, "attrs": attrs}
+    out = {k: v for k, v in provenance.items() if k != "path"}
+    if isinstance(out.get("attrs"), Mapping):
+        out["attrs"] = {k: v for k, v in out["attrs"].items() if k != "created"}
+    return out
 
 
 def same_dataset(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> bool:

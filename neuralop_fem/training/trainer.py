@@ -119,18 +119,18 @@ class Trainer:
         path = None if isinstance(data, xr.Dataset) else data
         dataset = open_data(data)  # opened (and validated) once
         check_problem(dataset, config, preset=preset, source=path)  # before touching run_dir
-        self._identity_value = self._identity(data)
+        self._identity_value = self._identity(path)
         self._lock = None
         self._threads_before = torch.get_num_threads()  # given back by close()
         torch.set_num_threads(config.threads or self._threads_before)
         try:
-            self._setup(data, dataset, path, overwrite=overwrite)
+            self._setup(dataset, path, overwrite=overwrite)
         except BaseException:
             self.close()
             raise
 
-    def _setup(self, data: Any, dataset: xr.Dataset, path: Any, *, overwrite: bool) -> None:
-        resume = self._check_run_dir(data, dataset, path, overwrite=overwrite)
+    def _setup(self, dataset: xr.Dataset, path: Any, *, overwrite: bool) -> None:
+        resume = self._check_run_dir(dataset, path, overwrite=overwrite)
         config, model_config, preset = self.config, self.model_config, self.preset
         family = model_config.family
         if self.ctx.is_main:
@@ -185,15 +185,15 @@ class Trainer:
         self.ctx.barrier()
 
     # -- run directory ---------------------------------------------------------------------
-    def _identity(self, data: Any) -> dict[str, Any]:
-        path = None if isinstance(data, xr.Dataset) else os.path.abspath(os.fspath(data))
+    def _identity(self, path: Any) -> dict[str, Any]:
+        path = None if path is None else os.path.abspath(os.fspath(path))
         train = {k: v for k, v in self.config.to_dict().items() if k not in RESUME_FREE_FIELDS}
         return {
             "preset": self.preset, "data_path": path, **train,
             **{f"model.{k}": v for k, v in self.model_config.to_dict().items()},
         }
 
-    def _check_run_dir(self, data: Any, dataset: xr.Dataset, path: Any, *,
+    def _check_run_dir(self, dataset: xr.Dataset, path: Any, *,
                        overwrite: bool) -> dict[str, Any] | None:
         """The ``last.pt`` state to resume from, None for a fresh run; refusals as documented."""
         self._lock = rs.prepare_run_dir(self.run_dir, overwrite=overwrite,
@@ -217,7 +217,7 @@ class Trainer:
         choice = resumed(self.amp_choice, recorded)  # auto: the precision the run started in
         if choice is not self.amp_choice:
             self.amp_choice, self.config = choice, self.config.replace(amp=choice.amp)
-            self._identity_value = self._identity(data)
+            self._identity_value = self._identity(path)
         identity = with_moved_data(self._identity_value, state["identity"],
                                    run_dir=self.run_dir, dataset=dataset, path=path)
         rs.check_resumable(state, last, config=self.config, identity=identity, status=status)
