@@ -16,6 +16,8 @@ Parameter counts: 549,569 (1D defaults), 2,368,001 (2D defaults), Table 5's 550k
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import torch
 from torch import nn
 
@@ -28,6 +30,9 @@ __all__ = ["FNO1d", "FNO2d"]
 
 class _FNO(nn.Module):
     spatial_dims: int
+    #: Submodules bf16 autocast leaves in float32 (``neuralop_fem.training.amp``): the lifting
+    #: and the projection.
+    float32_parts: ClassVar[tuple[str, ...]] = ("lift", "proj")
 
     def __init__(self, config: FNO1dConfig) -> None:
         super().__init__()

@@ -22,6 +22,8 @@ The same weights run at any resolution that is large enough for the Fourier mode
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import torch
 from torch import nn
 
@@ -81,6 +83,10 @@ class Transformer1d(nn.Module):
     >>> model(torch.zeros(2, 64, 1)).shape
     torch.Size([2, 64, 1])
     """
+
+    #: Submodules bf16 autocast leaves in float32 (``neuralop_fem.training.amp``): the input
+    #: layer and the decoder, so the residual stream between them is a float32 sum.
+    float32_parts: ClassVar[tuple[str, ...]] = ("input_proj", "decoder")
 
     def __init__(self, config: Transformer1dConfig) -> None:
         super().__init__()
@@ -151,6 +157,9 @@ class Transformer2d(nn.Module):
     >>> model.grid_sizes(141)
     (43, 78)
     """
+
+    #: Submodules bf16 autocast leaves in float32 (``neuralop_fem.training.amp``): the decoder.
+    float32_parts: ClassVar[tuple[str, ...]] = ("decoder",)
 
     def __init__(self, config: Transformer2dConfig) -> None:
         super().__init__()

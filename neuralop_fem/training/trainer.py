@@ -42,7 +42,7 @@ from . import checkpoint as ck
 from . import optim, records
 from . import resume as rs
 from . import within_epoch as we
-from .amp import AmpChoice, AmpForward, resolve_amp, resumed
+from .amp import AmpChoice, AmpForward, bf16_deviation, bf16_warnings, resolve_amp, resumed
 from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .data_identity import with_moved_data
 from .determinism import enable_deterministic
@@ -70,12 +70,12 @@ class Trainer:
     run_dir : path
         Output directory (created; not a symbolic link), locked from construction to the end
         of :meth:`fit` (or :meth:`close`): a second trainer on it, in this or another process,
-        is refused at once. If it holds an unfinished run with
-        the same settings, the run resumes from ``last.pt`` (a run killed after its last
-        epoch only computes its test errors); a finished run (``run.json`` status
-        ``"finished"``) is refused unless ``overwrite``; a run with other settings is refused
-        naming the differing fields; a damaged ``last.pt`` or a trainer file that is a
-        symbolic link is a :class:`~neuralop_fem.errors.RunDirectoryError`.
+        is refused at once. If it holds an unfinished run with the same settings, it resumes
+        from ``last.pt`` (a run killed after its last epoch only computes its test errors); a
+        finished run (``run.json`` status ``"finished"``) is refused unless ``overwrite``; a
+        run with other settings is refused naming the differing fields; a damaged ``last.pt``
+        or a trainer file that is a symbolic link is a
+        :class:`~neuralop_fem.errors.RunDirectoryError`.
     data : path or xarray.Dataset
         A dataset whose ``problem`` fits ``config.task``.
     model_config : model config
@@ -454,10 +454,12 @@ class Trainer:
         if finished and self.ctx.is_main:
             out.update(self._test_errors())
             out["warnings"] = training_warnings(self.history["val_rel_l2"], self.best_epoch,
-                                                log_as=str(self.run_dir))
+                                                log_as=str(self.run_dir)) + bf16_warnings(
+                out.get("bf16_output_deviation"), out["test_rel_l2_best"], log_as=str(self.run_dir))
         if self.ctx.is_main:
             results = {k: out[k] for k in ("test_rel_l2_best", "test_rel_l2_final",
-                                            "val_rel_l2_final", "warnings") if k in out}
+                                            "val_rel_l2_final", "bf16_output_deviation",
+                                            "warnings") if k in out}
             info = self.run_info(status="finished" if finished else "interrupted", results=results)
             ck.write_json(info, self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()
@@ -471,11 +473,15 @@ class Trainer:
                    "file was removed. Pass overwrite=True to train again.")
             raise RunDirectoryError(msg)
         best = ck.load_best(path).to(self.device)  # float32, as every later use of the model
-        return {
+        out = {
             "test_rel_l2_best": float(self.errors(best, self.data.test).mean()),
             "test_rel_l2_final": float(self.errors(self.operator, self.data.test).mean()),
             "val_rel_l2_final": self.history["val_rel_l2"][-1],
         }
+        if self.config.amp == "bf16":  # how far the rounding the training saw moves the output
+            out["bf16_output_deviation"] = bf16_deviation(
+                best, self.data.test, device=self.device, batch_size=self.config.eval_batch_size)
+        return out
 
     def _release(self) -> None:
         """Release the run directory: held from construction to the end of :meth:`fit`."""

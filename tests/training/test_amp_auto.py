@@ -9,14 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from neuralop_fem.errors import ConfigError
 from neuralop_fem.models import PRESETS
-from neuralop_fem.training import TrainConfig, Trainer, read_run_info
+from neuralop_fem.training import TrainConfig, Trainer, load_trained, read_run_info
 from neuralop_fem.training import amp as amp_module
-from neuralop_fem.training.amp import AmpForward, cpu_bf16_features, resolve_amp
+from neuralop_fem.training.amp import AmpForward, bf16_deviation, cpu_bf16_features, resolve_amp
 
 from .conftest import TINY_BURGERS, set_args
 
@@ -85,7 +86,8 @@ def test_trainer_records_the_resolved_choice_and_resumes_in_it(tmp_path, burgers
     info = read_run_info(tmp_path / "r")
     assert info["train_config"]["amp"] == "bf16"
     assert info["precision"] == {"amp": "bf16", "requested": "auto",
-                                 "reason": "the CPU has native bf16 (avx512_bf16)"}
+                                 "reason": "the CPU has native bf16 (avx512_bf16)",
+                                 "float32_parts": ["input_proj", "decoder"]}
     # ... and resumed on a CPU without it, auto keeps the run's bf16 instead of refusing.
     monkeypatch.setattr(amp_module, "cpu_bf16_features", lambda: ())
     with Trainer(tmp_path / "r", burgers_file, model_config=_model(), config=CFG) as trainer:
@@ -95,10 +97,25 @@ def test_trainer_records_the_resolved_choice_and_resumes_in_it(tmp_path, burgers
     info = read_run_info(tmp_path / "r")
     assert info["precision"]["amp"] == "bf16"
     assert "started with (here auto gives none)" in info["precision"]["reason"]
+    # the finished bf16 run says how far bf16 moves the selected model's output
+    op, _ = load_trained(tmp_path / "r")
+    assert info["bf16_output_deviation"] == pytest.approx(
+        bf16_deviation(op, _test_set(info, burgers_file), device=CPU, batch_size=4), rel=1e-6)
     # an explicit other choice is still a different setting
     with pytest.raises(ConfigError, match="amp: 'bf16' \\(run\\) vs 'none' \\(now\\)"):
         Trainer(tmp_path / "r", burgers_file, model_config=_model(),
                 config=CFG.replace(amp="none", epochs=3))
+
+
+def _test_set(info, path):
+    """The run's test split as the trainer reads it."""
+    import xarray as xr
+
+    from neuralop_fem.training.setup import make_dataset
+
+    with xr.open_dataset(path) as ds:
+        return make_dataset(ds.load(), CFG, indices=info["splits"]["test"],
+                            resolution=info["resolution"])
 
 
 def test_auto_without_native_bf16_trains_in_float32(tmp_path, burgers_file, monkeypatch):
@@ -135,7 +152,9 @@ def test_command_line_says_the_precision_and_records_threads(tmp_path, burgers_f
     expected = resolve_amp("auto", CPU)
     assert expected.note in done.stdout.splitlines()
     info = json.loads((tmp_path / "r" / "run.json").read_text())
-    assert info["precision"] == expected.to_dict()
+    parts = {"float32_parts": ["input_proj", "decoder"]} if expected.amp == "bf16" else {}
+    assert info["precision"] == {**expected.to_dict(), **parts}
+    assert ("bf16_output_deviation" in info) == (expected.amp == "bf16")
     assert info["train_config"]["threads"] == 1
     bad = subprocess.run([*cmd[:-len(set_args(TINY_BURGERS))], "--threads", "0"],
                          capture_output=True, text=True, env=env, timeout=120)
@@ -171,28 +190,54 @@ _TINY_MODELS = {
 }
 
 
+_FLOAT32_PARTS = {
+    "burgers-galerkin": ["input_proj", "decoder"], "burgers-fno": ["lift", "proj"],
+    "darcy-galerkin": ["decoder"], "darcy-fno": ["lift", "proj"],
+    "darcy-inverse-galerkin": ["decoder"],
+}
+
+
+def _inside(name: str, parts) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in parts)
+
+
 @pytest.mark.parametrize("name", sorted(_TINY_MODELS))
-def test_bf16_keeps_the_output_layer_in_float32(name):
-    """Under bf16 autocast the model body computes in bf16 but the layer that writes the output
-    takes and gives float32; that layer's output is the model's output."""
+def test_bf16_keeps_the_float32_parts_in_float32(name):
+    """Under bf16 autocast the blocks between the float32 parts compute in bf16, the float32
+    parts (input layer, decoder or projection; the output layer in any case) take and give
+    float32, and the output layer writes the model's output."""
     from neuralop_fem.models import NormalizedOperator, build_model
-    from neuralop_fem.training.amp import output_layer
+    from neuralop_fem.training.amp import float32_parts, output_layer
 
     torch.manual_seed(0)
     model = build_model(name, **_TINY_MODELS[name])
-    x = torch.rand((2, 29, 29, 1) if name.startswith("darcy") else (2, 32, 1))
-    seen: dict[str, torch.Tensor] = {}
+    parts = float32_parts(model)
+    assert list(parts) == _FLOAT32_PARTS[name]
     last = output_layer(model)
-    first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
-    last.register_forward_hook(lambda m, a, out: seen.update(last_in=a[0], last_out=out))
-    first.register_forward_hook(lambda m, a, out: seen.update(first_out=out))
+    assert any(_inside(n, parts) for n, m in model.named_modules() if m is last)
+    x = torch.rand((2, 29, 29, 1) if name.startswith("darcy") else (2, 32, 1))
+    seen: dict[str, tuple] = {}
+    for pname, module in parts.items():
+        module.register_forward_hook(
+            lambda m, a, out, pname=pname: seen.update({pname: (a[0].dtype, out.dtype)}))
+    body = [(n, m) for n, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear) and not _inside(n, parts)]
+    assert body  # something computes in bf16
+    for n, m in body:
+        m.register_forward_hook(lambda m, a, out, n=n: seen.update({n: (None, out.dtype)}))
+    last.register_forward_hook(lambda m, a, out: seen.update(last_out=out))
     y = model(x)  # float32, no autocast: the output layer writes the model's output
     assert last.out_features == model.config.out_channels
     assert torch.equal(seen["last_out"], y)
     fwd = AmpForward(NormalizedOperator(model), amp="bf16", device_type="cpu")
+    assert fwd.float32_parts == tuple(_FLOAT32_PARTS[name])
     fwd(x).sum().backward()
-    assert seen["first_out"].dtype == torch.bfloat16  # the body runs in bf16
-    assert seen["last_in"].dtype == torch.float32
+    for pname in parts:
+        assert seen[pname] == (torch.float32, torch.float32), pname
+    called = [n for n, _ in body if n in seen]  # (attention reads out_proj's weights itself)
+    assert called
+    for n in called:
+        assert seen[n][1] == torch.bfloat16, n
     assert seen["last_out"].dtype == torch.float32
     assert last.weight.grad is not None
     with torch.autocast("cpu", dtype=torch.bfloat16):  # the hooks restore the caller's state
@@ -200,4 +245,51 @@ def test_bf16_keeps_the_output_layer_in_float32(name):
         assert torch.is_autocast_enabled("cpu")
     assert not torch.is_autocast_enabled("cpu")
     AmpForward(NormalizedOperator(model), amp="bf16", device_type="cpu")  # hooks added once
-    assert len(last._forward_pre_hooks) == 1
+    for module in parts.values():
+        assert len(module._forward_pre_hooks) == 1
+
+
+def test_a_model_without_float32_parts_keeps_its_output_layer_and_bad_names_are_refused():
+    from neuralop_fem.training.amp import float32_parts
+
+    plain = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
+    assert list(float32_parts(plain)) == ["2"]
+
+    class Named(torch.nn.Sequential):
+        float32_parts = ("head",)
+
+    with pytest.raises(ConfigError, match="names 'head', which is not a submodule"):
+        float32_parts(Named(torch.nn.Linear(2, 1)))
+
+
+def test_bf16_deviation_against_a_naive_computation():
+    """The mean relative distance of the bf16 and float32 outputs, sample by sample."""
+    from neuralop_fem.models import NormalizedOperator, build_model
+    from neuralop_fem.training.amp import bf16_deviation
+
+    torch.manual_seed(1)
+    op = NormalizedOperator(build_model("burgers-galerkin", **_TINY_MODELS["burgers-galerkin"]))
+    x = torch.rand(5, 32, 1)
+    data = [{"input": x[i]} for i in range(5)]
+    got = bf16_deviation(op, data, device=CPU, batch_size=2)
+    with torch.no_grad():
+        ref = op(x).double()
+        low = AmpForward(op, amp="bf16", device_type="cpu")(x).double()
+    naive = sum(float(torch.linalg.norm(low[i] - ref[i]) / torch.linalg.norm(ref[i]))
+                for i in range(5)) / 5
+    assert got == pytest.approx(naive, rel=1e-12)
+    assert 0 < got < 0.05  # bf16 rounding, not a different model
+    assert np.isnan(bf16_deviation(op, [], device=CPU, batch_size=2))
+
+
+@pytest.mark.parametrize(("deviation", "error", "warned"), [
+    (None, 1e-3, False), (1e-4, 1e-3, False), (2e-4, 1e-3, False), (2.1e-4, 1e-3, True),
+    (1.3e-3, 1.2e-3, True), (float("nan"), 1e-3, False), (1e-4, float("nan"), False)])
+def test_bf16_warning_when_rounding_is_not_small_against_the_error(deviation, error, warned):
+    from neuralop_fem.training.amp import bf16_warnings
+
+    lines = bf16_warnings(deviation, error)
+    assert bool(lines) == warned
+    if warned:
+        assert "--amp none" in lines[0]
+        assert f"{deviation:.1e}" in lines[0]
