@@ -279,7 +279,7 @@ class AmpForward(nn.Module):
 
 @torch.no_grad()
 def bf16_deviation(operator: NormalizedOperator, dataset: Dataset, *, device: torch.device,
-                   batch_size: int) -> float:
+                   batch_size: int, forward: nn.Module | None = None) -> float:
     """How far bf16 autocast moves ``operator``'s output: the mean over the samples of
     ``||f_bf16(x) - f(x)|| / ||f(x)||``, with ``f`` the float32 forward pass and ``f_bf16``
     that of :class:`AmpForward` (``amp="bf16"``).
@@ -287,10 +287,11 @@ def bf16_deviation(operator: NormalizedOperator, dataset: Dataset, *, device: to
     A model trained in bf16 cannot be trusted to errors much below this figure: its training
     loss saw outputs rounded this much. ``dataset`` yields dicts with the model input under
     ``"input"`` (the training datasets), read in batches of ``batch_size``; ``operator`` is put
-    in eval mode. Returns NaN for an empty dataset.
+    in eval mode. ``forward``: the bf16 forward pass to measure instead of :class:`AmpForward`'s
+    (e.g. another choice of float32 parts). Returns NaN for an empty dataset.
     """
     operator.eval()
-    rounded = AmpForward(operator, amp="bf16", device_type=device.type)
+    rounded = forward or AmpForward(operator, amp="bf16", device_type=device.type)
     total, count = 0.0, 0
     for batch in eval_loader(dataset, batch_size):
         x = batch["input"].to(device)
