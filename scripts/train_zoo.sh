@@ -14,7 +14,8 @@
 #   3. the zoo's runs: burgers-fno (the float32 run of step 2), darcy-fno, darcy-galerkin,
 #      darcy-inverse-galerkin (noise 0.01) at the paper's settings (1024/100/100, 100 epochs,
 #      batch 4), burgers-galerkin and burgers-fourier at 400 epochs of the long recipe
-#      (peak lr 5e-4, gamma 0.5), the Fourier Transformer with two seeds.
+#      (peak lr 5e-4, gamma 0.5), the Fourier Transformer with two seeds, and its float32 and
+#      bf16 (float32 parts) runs of one seed.
 # Pack a finished run with the `neuralop-fem zoo add` command docs/training.md gives.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -104,6 +105,10 @@ train "$RUNS_DIR/burgers-galerkin" --data "$BURGERS" --preset burgers-galerkin "
 train "$RUNS_DIR/darcy-galerkin" --data "$DARCY" --preset darcy-galerkin --amp auto
 train "$RUNS_DIR/burgers-fourier" --data "$BURGERS" --preset burgers-fourier "${LONG400[@]}" --amp auto
 train "$RUNS_DIR/burgers-fourier-s2" --data "$BURGERS" --preset burgers-fourier "${LONG400[@]}" --seed 2 --amp auto
+# at the 1.2e-3 level: the same seed in float32, and in bf16 with the float32 parts (input layer
+# and decoder; the two runs above trained with only the output layer in float32)
+train "$BF16_DIR/burgers-fourier-fp32" --data "$BURGERS" --preset burgers-fourier "${LONG400[@]}" --amp none
+train "$BF16_DIR/burgers-fourier-bf16parts" --data "$BURGERS" --preset burgers-fourier "${LONG400[@]}" --amp bf16
 # the longest run last: the Burgers Fourier Transformer seeds (about 4 h each) are done first
 train "$RUNS_DIR/darcy-inverse-galerkin" --data "$DARCY" --preset darcy-inverse-galerkin --noise 0.01 --amp auto
 [ "$STATUS" = 1 ] || say "all runs done"
