@@ -16,7 +16,7 @@ import numpy as np
 
 from .rows import paper_value
 
-__all__ = ["aggregate", "group_key", "markdown"]
+__all__ = ["aggregate", "bf16_float32_parts", "group_key", "markdown"]
 
 
 def group_key(entry: dict[str, Any]) -> str:
@@ -27,7 +27,8 @@ def group_key(entry: dict[str, Any]) -> str:
 
     Training settings added after a row was trained (absent from its ``train_config``) count
     as what such a run did: their defaults, or the value recorded before a default changed
-    (``amp``: ``"none"``, :func:`~neuralop_fem.training.config.added_defaults`).
+    (``amp``: ``"none"``, :func:`~neuralop_fem.training.config.added_defaults`). bf16 rows
+    also differ in what their training kept in float32 (:func:`bf16_float32_parts`).
     """
     from ..training.config import RESUME_FREE_FIELDS, added_defaults
 
@@ -36,8 +37,25 @@ def group_key(entry: dict[str, Any]) -> str:
              if k not in ("seed", *RESUME_FREE_FIELDS)}
     data = entry["data"]
     data_id = (data.get("same_values_as") or {}).get("checksum") or data["checksum"]
-    return json.dumps([entry["preset"], entry["mode"], data_id, entry["model_config"], train],
-                      sort_keys=True)
+    return json.dumps([entry["preset"], entry["mode"], data_id, entry["model_config"], train,
+                       bf16_float32_parts(entry)], sort_keys=True)
+
+
+def bf16_float32_parts(entry: dict[str, Any]) -> list[str] | None:
+    """What the run of a bf16 row computed in float32 under autocast: the parts its
+    ``run.json`` named (``precision.float32_parts``, the row's ``precision``), or for a bf16 row
+    without them (trained before the float32 parts) the output layer alone; None for a
+    float32 row.
+
+    >>> bf16_float32_parts({"train_config": {"amp": "bf16"}})
+    ['output layer']
+    >>> bf16_float32_parts({"train_config": {"amp": "bf16"},
+    ...                     "precision": {"float32_parts": ["input_proj", "decoder"]}})
+    ['input_proj', 'decoder']
+    """
+    if entry["train_config"].get("amp") != "bf16":
+        return None
+    return list((entry.get("precision") or {}).get("float32_parts") or ["output layer"])
 
 
 def aggregate(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -59,6 +59,22 @@ def test_seeds_recorded_before_amp_and_threads_pool_with_float32_runs_on_given_t
     assert len(aggregate([old, _row(2, 5.0e-3, amp="bf16", threads=1)])) == 2
 
 
+def test_bf16_rows_that_kept_other_parts_in_float32_are_not_pooled() -> None:
+    """bf16 runs from before the float32 parts (only the output layer in float32, nothing
+    recorded) and after them (``precision.float32_parts``) trained different computations."""
+    before = [_row(1, 3.0e-3, amp="bf16"), _row(2, 4.0e-3, amp="bf16")]
+    after = _row(3, 1.0e-3, amp="bf16")
+    after["precision"] = {"amp": "bf16", "float32_parts": ["lift", "proj"]}
+    groups = aggregate([*before, after])
+    assert sorted(g["seeds"] for g in groups) == [[1, 2], [3]]
+    also = _row(4, 2.0e-3, amp="bf16")
+    also["precision"] = {"amp": "bf16", "float32_parts": ["lift", "proj"]}
+    assert len(aggregate([after, also])) == 1
+    float32 = _row(5, 2.0e-3, amp="none")
+    float32["precision"] = {"amp": "none"}
+    assert len(aggregate([_row(6, 2.0e-3, amp="none"), float32])) == 1
+
+
 @pytest.mark.parametrize("change", [{"target_normalizer": "global"}, {"gamma": 0.5},
                                     {"epochs": 200}])
 def test_rows_that_differ_in_a_setting_are_not_pooled(change: dict[str, Any]) -> None:
