@@ -72,6 +72,9 @@ def test_zoo_model_loads_weights_only_and_matches_its_card(name):
     assert all(isinstance(v, torch.Tensor) for v in payload["state_dict"].values())
     sur = Surrogate.pretrained(name)
     assert sur.card == card
+    from neuralop_fem.zoo.card import render_markdown
+
+    assert (entry_dir(name) / "card.md").read_text() == render_markdown(card)  # no stale card
     assert sum(p.numel() for p in sur.operator.model.parameters()) == card["n_parameters"]
     indices, ds = _regenerated(card)
     assert ds["sample"].values.tolist() == indices

@@ -59,6 +59,20 @@ def summary_row(card: Mapping[str, Any]) -> dict[str, Any]:
             "n_parameters": card["n_parameters"], "bytes": card["weights"]["bytes"]}
 
 
+def _precision(training: Mapping[str, Any]) -> str:
+    """The card's precision line: float32, or bf16 autocast and what stayed in float32.
+
+    >>> _precision({"amp": "bf16", "precision": {"float32_parts": ["input_proj", "decoder"]}})
+    'bfloat16 autocast; input_proj, decoder in float32'
+    >>> _precision({"amp": "bf16", "precision": {"amp": "bf16"}})
+    'bfloat16 autocast; output layer in float32'
+    """
+    if training.get("amp") != "bf16":
+        return "float32"
+    parts = (training.get("precision") or {}).get("float32_parts") or ["output layer"]
+    return f"bfloat16 autocast; {', '.join(parts)} in float32"
+
+
 def _hardware(training: Mapping[str, Any]) -> str:
     hw = training.get("hardware") or {}
     parts = [str(hw.get("cpu_model") or "unknown CPU")]
@@ -113,7 +127,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"| training grid | {t['resolution']} (output {t['output_resolution']}) |",
         f"| epochs | {t['epochs_completed']} of {t['epochs']}, best epoch {t['best_epoch']} "
         f"(validation rel. L2 {_e(t['best_val_rel_l2'])}) |",
-        f"| precision | {'bfloat16 autocast' if t.get('amp') == 'bf16' else 'float32'} |",
+        f"| precision | {_precision(t)} |",
         f"| training time | {time_text} on {_hardware(t)} |",
         f"| code commit | {commit} |",
         "", "## Test errors", "",
