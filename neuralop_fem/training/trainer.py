@@ -150,12 +150,10 @@ class Trainer:
         if self.ctx.distributed:
             ids = [self.device.index] if self.device.type == "cuda" else None
             self.train_module = nn.parallel.DistributedDataParallel(
-                self.forward_module, device_ids=ids, broadcast_buffers=False
-            )
+                self.forward_module, device_ids=ids, broadcast_buffers=False)
         self.sampler = GlobalBatchSampler(
             len(self.data.train), config.batch_size, seed=config.seed,
-            rank=self.ctx.rank, world_size=self.ctx.world_size,
-        )
+            rank=self.ctx.rank, world_size=self.ctx.world_size)
         # per-sample loading or both splits on the device, bit for bit the same batches
         self.loader, self.val_data, self.data_path = training_loader(
             self.data.train, self.data.val, sampler=self.sampler, choice=config.data_on_device,
