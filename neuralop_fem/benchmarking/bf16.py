@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from typing import Any
-from unittest import mock
 
 __all__ = ["RULES", "SPEED_CASES", "SPEED_VARIANTS", "deviation_row", "markdown",
            "rounded_forward", "steps_per_second"]
@@ -27,18 +26,12 @@ SPEED_CASES = (("burgers-fourier", 512, 8), ("burgers-galerkin", 512, 8),
                ("darcy-galerkin", 141, 4))
 
 
-def _with_rule(model: Any, rule: str, make: Any) -> Any:
-    """``make()`` with ``model``'s float32 parts those of ``rule`` (hooks added on the way, by
-    :func:`~neuralop_fem.training.amp.keep_float32_parts` or by ``make`` itself)."""
-    from ..training.amp import keep_float32_parts
-
+def _names(rule: str) -> tuple[str, ...] | None:
+    """The float32 part names of ``rule`` (None: the model class's own)."""
     if rule not in RULES:
         msg = f"`rule` must be one of {RULES}; got {rule!r}."
         raise ValueError(msg)
-    listed = () if rule == "output layer" else type(model).float32_parts  # output layer only
-    with mock.patch.object(type(model), "float32_parts", listed):
-        keep_float32_parts(model)
-        return make()
+    return () if rule == "output layer" else None  # (): the output layer alone
 
 
 def rounded_forward(operator: Any, rule: str) -> Any:
@@ -47,8 +40,7 @@ def rounded_forward(operator: Any, rule: str) -> Any:
     each rule."""
     from ..training.amp import AmpForward
 
-    return _with_rule(operator.model, rule,
-                      lambda: AmpForward(operator, amp="bf16", device_type="cpu"))
+    return AmpForward(operator, amp="bf16", device_type="cpu", parts=_names(rule))
 
 
 def _test_split(info: dict[str, Any], data: Any, samples: int) -> Any:
@@ -57,12 +49,10 @@ def _test_split(info: dict[str, Any], data: Any, samples: int) -> Any:
     from ..training import TrainConfig
     from ..training.setup import make_dataset
 
-    fields = TrainConfig.__dataclass_fields__
-    config = TrainConfig(**{k: v for k, v in info["train_config"].items()
-                            if k in fields and not k.endswith("_indices")})
     indices = np.asarray(info["splits"]["test"])[:samples]
-    return make_dataset(data, config, indices=indices, resolution=info["resolution"],
-                        coarse=info.get("coarse_resolution"), noisy=False)
+    return make_dataset(data, TrainConfig.from_dict(info["train_config"]), indices=indices,
+                        resolution=info["resolution"], coarse=info.get("coarse_resolution"),
+                        noisy=False)
 
 
 def deviation_row(source: str, data: Any, samples: int) -> dict[str, Any]:
@@ -75,9 +65,10 @@ def deviation_row(source: str, data: Any, samples: int) -> dict[str, Any]:
     from ..training.amp import bf16_deviation, float32_parts
 
     row: dict[str, Any] = {"model": source}
-    for rule in RULES:
+    test = None
+    for rule in RULES:  # a fresh model for each rule: the hooks stay on a model
         operator, info = load_trained(source)
-        test = _test_split(info, data, samples)
+        test = _test_split(info, data, samples) if test is None else test
         row[rule] = bf16_deviation(operator, test, device=torch.device("cpu"), batch_size=4,
                                    forward=rounded_forward(operator, rule))
     row["parts"] = list(float32_parts(operator.model))
@@ -92,12 +83,13 @@ def steps_per_second(preset: str, n: int, batch: int, variant: str, steps: int) 
     import torch
 
     from ..models import build_model
+    from ..training.amp import keep_float32_parts
 
     torch.manual_seed(0)
     model = build_model(preset)
     bf16 = variant != "float32"
     if bf16:
-        _with_rule(model, variant.removeprefix("bf16, "), lambda: None)
+        keep_float32_parts(model, _names(variant.removeprefix("bf16, ")))
     shape = (batch, n, 1) if preset.startswith("burgers") else (batch, n, n, 1)
     x, y = torch.randn(shape), torch.randn(shape)
     opt = torch.optim.AdamW(model.parameters(), 1e-4)

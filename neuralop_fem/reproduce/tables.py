@@ -16,7 +16,7 @@ import numpy as np
 
 from .rows import paper_value
 
-__all__ = ["aggregate", "bf16_float32_parts", "group_key", "markdown"]
+__all__ = ["aggregate", "group_key", "markdown"]
 
 
 def group_key(entry: dict[str, Any]) -> str:
@@ -28,34 +28,19 @@ def group_key(entry: dict[str, Any]) -> str:
     Training settings added after a row was trained (absent from its ``train_config``) count
     as what such a run did: their defaults, or the value recorded before a default changed
     (``amp``: ``"none"``, :func:`~neuralop_fem.training.config.added_defaults`). bf16 rows
-    also differ in what their training kept in float32 (:func:`bf16_float32_parts`).
+    also differ in what their training kept in float32
+    (:func:`~neuralop_fem.training.config.recorded_float32_parts`).
     """
-    from ..training.config import RESUME_FREE_FIELDS, added_defaults
+    from ..training.config import RESUME_FREE_FIELDS, added_defaults, recorded_float32_parts
 
     recorded = entry["train_config"]  # the resume-free fields: where it ran, not what it learned
     train = {k: v for k, v in {**added_defaults(recorded), **recorded}.items()
              if k not in ("seed", *RESUME_FREE_FIELDS)}
     data = entry["data"]
     data_id = (data.get("same_values_as") or {}).get("checksum") or data["checksum"]
+    parts = recorded_float32_parts(train.get("amp"), entry.get("precision"))
     return json.dumps([entry["preset"], entry["mode"], data_id, entry["model_config"], train,
-                       bf16_float32_parts(entry)], sort_keys=True)
-
-
-def bf16_float32_parts(entry: dict[str, Any]) -> list[str] | None:
-    """What the run of a bf16 row computed in float32 under autocast: the parts its
-    ``run.json`` named (``precision.float32_parts``, the row's ``precision``), or for a bf16 row
-    without them (trained before the float32 parts) the output layer alone; None for a
-    float32 row.
-
-    >>> bf16_float32_parts({"train_config": {"amp": "bf16"}})
-    ['output layer']
-    >>> bf16_float32_parts({"train_config": {"amp": "bf16"},
-    ...                     "precision": {"float32_parts": ["input_proj", "decoder"]}})
-    ['input_proj', 'decoder']
-    """
-    if entry["train_config"].get("amp") != "bf16":
-        return None
-    return list((entry.get("precision") or {}).get("float32_parts") or ["output layer"])
+                       parts], sort_keys=True)
 
 
 def aggregate(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -170,13 +170,13 @@ def output_layer(model: nn.Module) -> nn.Linear:
     return last
 
 
-def float32_parts(model: nn.Module) -> dict[str, nn.Module]:
+def float32_parts(model: nn.Module, names: Sequence[str] | None = None) -> dict[str, nn.Module]:
     """The submodules of ``model`` that bf16 autocast leaves in float32, by name.
 
-    The names a model class lists in its ``float32_parts`` attribute (the transformers and the
-    FNO: the layer that lifts the input and the decoder or projection, so that the residual
-    stream between them is a float32 sum and only the blocks that add to it compute in bf16),
-    and, for any model, its :func:`output_layer`.
+    ``names`` (None: those its class lists in its ``float32_parts`` attribute; the transformers
+    and the FNO: the layer that lifts the input and the decoder or projection, so that the
+    residual stream between them is a float32 sum and only the blocks that add to it compute
+    in bf16), and, for any model, its :func:`output_layer`.
 
     Raises
     ------
@@ -185,7 +185,7 @@ def float32_parts(model: nn.Module) -> dict[str, nn.Module]:
     """
     modules = dict(model.named_modules())
     parts = {}
-    for name in getattr(type(model), "float32_parts", ()):
+    for name in getattr(type(model), "float32_parts", ()) if names is None else names:
         if name not in modules:
             msg = (f"`{type(model).__name__}.float32_parts` names {name!r}, which is not a "
                    f"submodule of the model.")
@@ -219,10 +219,11 @@ def _leave_float32(module: nn.Module, args: tuple, output: torch.Tensor) -> None
         context.__exit__(None, None, None)
 
 
-def keep_float32_parts(model: nn.Module) -> tuple[str, ...]:
-    """Run the :func:`float32_parts` of ``model`` in float32 even under autocast (hooks, added
-    once; the weights and the state dict are unchanged; outside autocast the hooks change
-    nothing). Returns the parts' names.
+def keep_float32_parts(model: nn.Module, names: Sequence[str] | None = None) -> tuple[str, ...]:
+    """Run the :func:`float32_parts` of ``model`` (``names``, None: its class's) in float32
+    even under autocast (hooks, added once per module and never removed; the weights and the
+    state dict are unchanged; outside autocast the hooks change nothing). Returns the parts'
+    names.
 
     bf16 keeps 8 significant bits, a relative rounding of up to 2^-9 ~ 2e-3 per value, the
     size of the errors the Burgers models reach. Measured on trained Burgers transformers (30
@@ -230,7 +231,7 @@ def keep_float32_parts(model: nn.Module) -> tuple[str, ...]:
     by 1.3-1.8e-3 relative to the float32 one; with the input layer and the decoder in float32
     as well, by 0.8-1.1e-4, for 1-9 % of bf16's training speed (docs/training.md).
     """
-    parts = float32_parts(model)
+    parts = float32_parts(model, names)
     for module in parts.values():
         if getattr(module, "_amp_float32", False):
             continue
@@ -246,11 +247,13 @@ class AmpForward(nn.Module):
     The input normaliser, the output normaliser (decode) and the boundary ring run in float32;
     with ``amp="bf16"`` the model runs under ``torch.autocast(bfloat16)`` except its FFTs (they
     upcast themselves to float32) and its :func:`float32_parts` (:func:`keep_float32_parts`;
-    ``float32_parts`` holds their names), and its output is float32. ``amp`` is a resolved
-    choice (``"none"`` or ``"bf16"``; :func:`resolve_amp`).
+    ``float32_parts`` holds their names; ``parts`` names others than the model class's), and
+    its output is float32. ``amp`` is a resolved choice (``"none"`` or ``"bf16"``;
+    :func:`resolve_amp`).
     """
 
-    def __init__(self, operator: NormalizedOperator, *, amp: str, device_type: str) -> None:
+    def __init__(self, operator: NormalizedOperator, *, amp: str, device_type: str,
+                 parts: Sequence[str] | None = None) -> None:
         super().__init__()
         if amp not in ("none", "bf16"):
             msg = f"`amp` must be a resolved choice, 'none' or 'bf16'; got {amp!r}."
@@ -258,7 +261,7 @@ class AmpForward(nn.Module):
         self.operator = operator
         self.amp = amp
         self.device_type = device_type
-        self.float32_parts = keep_float32_parts(operator.model) if amp == "bf16" else ()
+        self.float32_parts = keep_float32_parts(operator.model, parts) if amp == "bf16" else ()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         op = self.operator

@@ -43,6 +43,7 @@ __all__ = [
     "TASKS",
     "TRAIN_PRESETS",
     "TrainConfig",
+    "recorded_float32_parts",
     "task_of_preset",
     "training_preset",
 ]
@@ -310,6 +311,21 @@ def added_defaults(recorded: dict[str, Any]) -> dict[str, Any]:
     defaults = {**TrainConfig().to_dict(), **_RECORDED_BEFORE}
     return {k: v for k, v in defaults.items()
             if k not in recorded and k not in RESUME_FREE_FIELDS}
+
+
+def recorded_float32_parts(amp: object, precision: Mapping[str, Any] | None) -> list[str] | None:
+    """What a recorded run computed in float32 under bf16 autocast: the parts its ``run.json``
+    names (``precision.float32_parts``), or for a bf16 record without them (trained before the
+    float32 parts) the output layer alone; None for a float32 run (``amp`` not ``"bf16"``).
+
+    >>> recorded_float32_parts("bf16", None)
+    ['output layer']
+    >>> recorded_float32_parts("bf16", {"float32_parts": ["input_proj", "decoder"]})
+    ['input_proj', 'decoder']
+    """
+    if amp != "bf16":
+        return None
+    return list((precision or {}).get("float32_parts") or ["output layer"])
 
 
 def task_of_preset(preset: str) -> str:

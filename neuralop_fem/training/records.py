@@ -71,8 +71,7 @@ def run_record(trainer: Any, *, status: str,
         "sample_counts": {k: int(v.size) for k, v in d.splits.items()},
         "device": str(t.device),
         "precision": {**t.amp_choice.to_dict(), **(
-            {"float32_parts": list(t.forward_module.float32_parts)} if t.config.amp == "bf16"
-            else {})},
+            {"float32_parts": list(parts)} if (parts := t.forward_module.float32_parts) else {})},
         "world_size": t.ctx.world_size,
         **environment_info(t.device),
         "code_history": t.code_history,

@@ -67,10 +67,10 @@ def _precision(training: Mapping[str, Any]) -> str:
     >>> _precision({"amp": "bf16", "precision": {"amp": "bf16"}})
     'bfloat16 autocast; output layer in float32'
     """
-    if training.get("amp") != "bf16":
-        return "float32"
-    parts = (training.get("precision") or {}).get("float32_parts") or ["output layer"]
-    return f"bfloat16 autocast; {', '.join(parts)} in float32"
+    from ..training.config import recorded_float32_parts
+
+    parts = recorded_float32_parts(training.get("amp"), training.get("precision"))
+    return "float32" if parts is None else f"bfloat16 autocast; {', '.join(parts)} in float32"
 
 
 def _hardware(training: Mapping[str, Any]) -> str:
