@@ -61,7 +61,7 @@ OPTIMIZERS = ("adam", "adamw")
 SCHEDULERS = ("onecycle", "cosine", "step", "plateau", "constant")
 #: Fields that may differ between an interrupted run and its resumption.
 RESUME_FREE_FIELDS = ("device", "num_workers", "threads", "checkpoint_minutes",
-                      "data_on_device")
+                      "data_on_device", "divergence_factor", "max_rollbacks")
 #: Settings whose default changed after runs were recorded: a record without the field trained
 #: with this value, not the current default (``amp`` existed as "none" before "auto").
 _RECORDED_BEFORE = {"amp": "none"}
@@ -175,6 +175,15 @@ class TrainConfig(FrozenConfig):
         training targets and grid points, so the network's output is O(1) whatever the target's
         scale (Burgers at viscosity 0.1, whose u(1) is about 60 times smaller than u0, trains
         stably only with it; docs/training.md). The relative losses are unchanged by it.
+    divergence_factor : float
+        The divergence guard (:mod:`.divergence`): an epoch whose mean training loss exceeds
+        this many times the lowest epoch mean before it (or is not finite) is undone and
+        trained again at half the learning rate. 0 turns the guard off; else > 1. May differ
+        when a run is resumed.
+    max_rollbacks : int
+        Epochs the guard may undo in a run before it stops the run with
+        :class:`~neuralop_fem.training.divergence.TrainingDivergedError`. May differ when a
+        run is resumed.
     """
 
     task: str = "burgers"
@@ -214,6 +223,8 @@ class TrainConfig(FrozenConfig):
     target_normalizer: str = "reference"
     checkpoint_minutes: float = 10.0
     data_on_device: str = "auto"
+    divergence_factor: float = 10.0
+    max_rollbacks: int = 3
 
     def __post_init__(self) -> None:
         self._set("task", choice(self.task, "task", TASKS))
@@ -228,7 +239,7 @@ class TrainConfig(FrozenConfig):
                      "step_epochs", "grad_accumulation"):
             self._set(name, positive_int(getattr(self, name), name))
         for name in ("seed", "num_workers", "warmup_epochs", "plateau_patience",
-                     "early_stopping", "min_warmup_steps"):
+                     "early_stopping", "min_warmup_steps", "max_rollbacks"):
             self._set(name, nonnegative_int(getattr(self, name), name))
         for name in ("lr_max", "div_factor", "final_div_factor"):
             self._set(name, positive_float(getattr(self, name), name))
@@ -245,6 +256,12 @@ class TrainConfig(FrozenConfig):
             raise ConfigError(msg)
         self._set("target_normalizer",
                   choice(self.target_normalizer, "target_normalizer", _TARGET_NORMALIZERS))
+        factor = finite_float(self.divergence_factor, "divergence_factor")
+        if factor != 0 and not factor > 1:
+            msg = ("`divergence_factor` must be 0 (no divergence guard) or a number > 1; got "
+                   f"{self.divergence_factor!r}.")
+            raise ConfigError(msg)
+        self._set("divergence_factor", factor)
         pct = finite_float(self.pct_start, "pct_start")
         if not 0 < pct < 1:
             msg = f"`pct_start` must be a number in (0, 1); got {self.pct_start!r}."

@@ -39,7 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "MIN_WARMUP_STEPS",
     "PER_EPOCH",
+    "LR_GROUP_KEYS",
     "SCHEDULER_PROGRESS",
+    "from_main",
     "make_optimizer",
     "make_scheduler",
     "optimizer_steps_per_epoch",
@@ -55,6 +57,9 @@ __all__ = [
 
 #: Schedulers stepped once per epoch (the others after every optimizer step).
 PER_EPOCH = ("step", "plateau")
+#: Optimizer group entries that hold a learning rate (the schedules keep theirs there); a
+#: rollback of the divergence guard scales them (:mod:`.divergence`).
+LR_GROUP_KEYS = ("lr", "initial_lr", "max_lr", "min_lr")
 #: Scheduler state entries that change as it steps (the others follow from the settings).
 SCHEDULER_PROGRESS = ("last_epoch", "_step_count", "_last_lr", "_is_initial",
                       "_get_lr_called_within_step", "best", "num_bad_epochs",
@@ -174,7 +179,7 @@ def step_epoch(scheduler: Any, config: TrainConfig, val_rel_l2: float) -> None:
         scheduler.step()
 
 
-def _from_main(ctx: DistContext, value: Any) -> Any:
+def from_main(ctx: DistContext, value: Any) -> Any:
     """``value`` of the main process, in every process of a distributed run."""
     if not ctx.distributed:
         return value
@@ -188,7 +193,7 @@ def step_epoch_schedule(scheduler: Any, config: TrainConfig, val_rel_l2: float |
     """After an epoch: step a per-epoch schedule, ``plateau`` with the validation error of the
     main process (the only one that computes it; None elsewhere)."""
     if config.scheduler in PER_EPOCH:
-        val = _from_main(ctx, val_rel_l2)
+        val = from_main(ctx, val_rel_l2)
         step_epoch(scheduler, config, math.inf if val is None else val)
 
 
@@ -196,7 +201,7 @@ def stop_early(config: TrainConfig, epoch: int, best_epoch: int, ctx: DistContex
     """:func:`stopped_early` as decided by the main process (which tracks the best epoch)."""
     if config.early_stopping == 0:
         return False
-    return bool(_from_main(ctx, stopped_early(config, epoch=epoch, best_epoch=best_epoch)))
+    return bool(from_main(ctx, stopped_early(config, epoch=epoch, best_epoch=best_epoch)))
 
 
 def scheduler_steps(config: TrainConfig, *, epochs_done: int, steps_per_epoch: int) -> int:

@@ -119,13 +119,15 @@ class TrainingProgress:
 
     def start_epoch(self, epoch: int, *, done: int = 0, loss_sum: float = 0.0) -> None:
         """Epoch ``epoch`` (from 1) starts, or resumes after ``done`` batches whose losses
-        sum to ``loss_sum``."""
+        sum to ``loss_sum``; an epoch trained again (:mod:`.divergence`) starts its bar over."""
         self.epoch, self.step, self._loss_sum = epoch, done, loss_sum
         self._t_epoch = self._t_log = time.perf_counter()
         if self.bar is not None:
             self.bar.set_description(self._desc(epoch), refresh=False)
-            if done:
-                self.bar.update(done)
+            position = (epoch - 1) * self.steps + done
+            if self.bar.n != position:  # resumed within the epoch, or the epoch trained again
+                self.bar.n = position
+                self.bar.refresh()
 
     def batch(self, loss: float) -> None:
         """One batch of the current epoch finished with training loss ``loss``."""

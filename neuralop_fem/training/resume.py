@@ -29,11 +29,17 @@ from ..models.io import check_state_dict, load_torch_file
 from . import checkpoint as ck
 from .config import TrainConfig, added_defaults
 from .distributed import GlobalBatchSampler
-from .optim import PER_EPOCH, SCHEDULER_PROGRESS, scheduler_steps, stopped_early
+from .optim import (
+    LR_GROUP_KEYS,
+    PER_EPOCH,
+    SCHEDULER_PROGRESS,
+    scheduler_steps,
+    stopped_early,
+)
 
 __all__ = ["LOCK", "RETRY", "RNG_STATES", "LastState", "Progress", "capture_rng",
-           "check_resumable", "code_history", "lock_run_dir", "prepare_run_dir", "read_last",
-           "restore", "restore_rng"]
+           "check_resumable", "code_history", "fail", "is_int", "is_number", "lock_run_dir",
+           "prepare_run_dir", "read_last", "restore", "restore_rng"]
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
 #: The RNG states of :func:`capture_rng`.
@@ -46,7 +52,7 @@ LOCK = ".lock"
 RETRY = "Pass overwrite=True to start the run again."
 
 
-def _fail(source: Any, field: str, expected: str, value: Any = None) -> RunDirectoryError:
+def fail(source: Any, field: str, expected: str, value: Any = None) -> RunDirectoryError:
     got = f"; got {value!r}" if value is not None and len(repr(value)) <= 80 else ""
     return RunDirectoryError(f"{source}: field `{field}` must be {expected}{got}. {RETRY}")
 
@@ -122,11 +128,11 @@ def _check_files(run_dir: Path, *, overwrite: bool, is_main: bool) -> None:
             remove_stale_temporaries(run_dir, name)
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -141,9 +147,9 @@ def _check_history(history: Any, epoch: int, source: Any) -> None:
     ok = isinstance(history, dict) and set(history) == set(_HISTORY)
     if ok:
         ok = all(isinstance(history[k], list) and len(history[k]) == epoch
-                 and all(_is_number(v) for v in history[k]) for k in _HISTORY)
+                 and all(is_number(v) for v in history[k]) for k in _HISTORY)
     if not ok:
-        raise _fail(source, "history", f"lists {', '.join(_HISTORY)} of {epoch} numbers each "
+        raise fail(source, "history", f"lists {', '.join(_HISTORY)} of {epoch} numbers each "
                                        "(one per epoch completed)")
 
 
@@ -165,6 +171,8 @@ class LastState(TypedDict):
     wall_time_s: float
     # The code commits the run trained under (:func:`code_history`); absent before 2026-11.
     code_history: NotRequired[list[dict[str, Any]]]
+    # The epochs undone by the divergence guard (:mod:`.divergence`); absent: none.
+    rollbacks: NotRequired[list[dict[str, Any]]]
     # Written for a reader of the file; not checked, not used to resume.
     train_config: NotRequired[dict[str, Any]]
     model_family: NotRequired[str]
@@ -188,29 +196,29 @@ def read_last(path: Path, *, fmt: str = ck.LAST_FORMAT, what: str | None = None)
         msg = f"{exc} {RETRY}"
         raise RunDirectoryError(msg) from None
     if not isinstance(state, dict) or state.get("format") != fmt:
-        raise _fail(path, "format", repr(fmt))
+        raise fail(path, "format", repr(fmt))
     epoch = state.get("epoch")
-    if not _is_int(epoch) or epoch < 0:
-        raise _fail(path, "epoch", "an integer >= 0", epoch)
+    if not is_int(epoch) or epoch < 0:
+        raise fail(path, "epoch", "an integer >= 0", epoch)
     identity = state.get("identity")
     if not isinstance(identity, dict) or not all(
         isinstance(k, str) and _is_plain(v) for k, v in identity.items()
     ):
-        raise _fail(path, "identity", "an object of plain values (the run's settings)")
+        raise fail(path, "identity", "an object of plain values (the run's settings)")
     for key in ("model", "optimizer", "scheduler", "rng"):
         if not isinstance(state.get(key), dict):
-            raise _fail(path, key, "an object")
+            raise fail(path, key, "an object")
     _check_history(state.get("history"), epoch, path)
     best_epoch, best_val = state.get("best_epoch"), state.get("best_val")
-    if not _is_int(best_epoch) or not 0 <= best_epoch <= epoch:
-        raise _fail(path, "best_epoch", f"an integer in [0, epoch={epoch}]", best_epoch)
-    if not _is_number(best_val):
-        raise _fail(path, "best_val", "a number", best_val)
+    if not is_int(best_epoch) or not 0 <= best_epoch <= epoch:
+        raise fail(path, "best_epoch", f"an integer in [0, epoch={epoch}]", best_epoch)
+    if not is_number(best_val):
+        raise fail(path, "best_val", "a number", best_val)
     wall = state.get("wall_time_s")
-    if not _is_number(wall) or not 0 <= wall < math.inf:
-        raise _fail(path, "wall_time_s", "a finite number >= 0", wall)
+    if not is_number(wall) or not 0 <= wall < math.inf:
+        raise fail(path, "wall_time_s", "a finite number >= 0", wall)
     if set(state["rng"]) != set(RNG_STATES):
-        raise _fail(path, "rng", f"an object with the states {', '.join(RNG_STATES)}")
+        raise fail(path, "rng", f"an object with the states {', '.join(RNG_STATES)}")
     _check_code_history(state.get("code_history"), epoch, path)
     return state
 
@@ -221,16 +229,16 @@ def _check_code_history(history: Any, epoch: int, path: Path) -> None:
     expected = ("a list of {commit, dirty, from_epoch} with from_epoch rising from 1 to at "
                 f"most epoch + 1 = {epoch + 1}")
     if not isinstance(history, list) or not history:
-        raise _fail(path, "code_history", expected)
+        raise fail(path, "code_history", expected)
     previous = 0
     for entry in history:
         if (not isinstance(entry, dict) or set(entry) != {"commit", "dirty", "from_epoch"}
                 or not isinstance(entry["commit"], str | None)
                 or not isinstance(entry["dirty"], bool | None)
-                or not _is_int(entry["from_epoch"])
+                or not is_int(entry["from_epoch"])
                 or not previous < entry["from_epoch"] <= epoch + 1
                 or (previous == 0 and entry["from_epoch"] != 1)):
-            raise _fail(path, "code_history", expected)
+            raise fail(path, "code_history", expected)
         previous = entry["from_epoch"]
 
 
@@ -271,52 +279,73 @@ def code_history(recorded: list[dict[str, Any]] | None, current: dict[str, Any],
     return history
 
 
+def _expected(key: str, value: Any, lr_scale: float) -> Any:
+    """A setting's value in a checkpoint whose learning rates are ``lr_scale`` times the
+    run's (the rollbacks of :mod:`.divergence`); ``key``: an optimizer group entry or
+    ``base_lrs``."""
+    if lr_scale == 1 or (key not in LR_GROUP_KEYS and key != "base_lrs"):
+        return value
+    if isinstance(value, list):
+        return [v * lr_scale for v in value]
+    return value * lr_scale if is_number(value) else value
+
+
+def _same(saved: Any, expected: Any) -> bool:
+    if is_number(saved) and is_number(expected):
+        return math.isclose(saved, expected, rel_tol=1e-12, abs_tol=0.0)
+    if isinstance(saved, list) and isinstance(expected, list) and len(saved) == len(expected):
+        return all(_same(a, b) for a, b in zip(saved, expected, strict=True))
+    return bool(saved == expected)
+
+
 def _restore_optimizer(optimizer: torch.optim.Optimizer, saved: dict[str, Any],
-                       source: Any) -> None:
+                       source: Any, lr_scale: float = 1.0) -> None:
     fresh = [{k: v for k, v in g.items() if k != "params"}
              for g in optimizer.state_dict()["param_groups"]]
     try:
         optimizer.load_state_dict(saved)
     except (KeyError, TypeError, ValueError, RuntimeError, IndexError, AttributeError):
-        raise _fail(source, "optimizer", "the Adam state of this model's parameters") from None
+        raise fail(source, "optimizer", "the Adam state of this model's parameters") from None
     for i, (group, ref) in enumerate(zip(optimizer.param_groups, fresh, strict=True)):
         for key, value in ref.items():
-            if key not in _GROUP_PROGRESS and group.get(key) != value:
-                raise _fail(source, f"optimizer.param_groups[{i}].{key}",
-                            f"{value!r} (from the run's settings)", group.get(key))
+            value = _expected(key, value, lr_scale)
+            if key not in _GROUP_PROGRESS and not _same(group.get(key), value):
+                raise fail(source, f"optimizer.param_groups[{i}].{key}",
+                           f"{value!r} (from the run's settings)", group.get(key))
         lr, betas = group.get("lr"), group.get("betas")
-        if not (_is_number(lr) and 0 <= lr < math.inf):
-            raise _fail(source, f"optimizer.param_groups[{i}].lr", "a finite number >= 0", lr)
+        if not (is_number(lr) and 0 <= lr < math.inf):
+            raise fail(source, f"optimizer.param_groups[{i}].lr", "a finite number >= 0", lr)
         if not (isinstance(betas, list | tuple) and len(betas) == 2
-                and all(_is_number(b) and 0 <= b < 1 for b in betas)):
-            raise _fail(source, f"optimizer.param_groups[{i}].betas", "two numbers in [0, 1)",
+                and all(is_number(b) and 0 <= b < 1 for b in betas)):
+            raise fail(source, f"optimizer.param_groups[{i}].betas", "two numbers in [0, 1)",
                         betas)
         for p in group["params"]:
             for key, value in optimizer.state.get(p, {}).items():
                 fits = isinstance(value, torch.Tensor) and value.shape == p.shape
                 if key != "step" and not fits:
-                    raise _fail(source, f"optimizer.state.{key}",
+                    raise fail(source, f"optimizer.state.{key}",
                                 f"a tensor of the parameter's shape {tuple(p.shape)}")
 
 
 def _restore_scheduler(scheduler: Any, saved: dict[str, Any], steps: int, source: Any, *,
-                       steps_are: str) -> None:
+                       steps_are: str, lr_scale: float = 1.0) -> None:
     fresh = scheduler.state_dict()
     if set(saved) != set(fresh):
-        raise _fail(source, "scheduler",
+        raise fail(source, "scheduler",
                     f"a {type(scheduler).__name__} state with keys {sorted(fresh)}")
     for key, value in fresh.items():
-        if key not in SCHEDULER_PROGRESS and saved[key] != value:
-            raise _fail(source, f"scheduler.{key}", f"{value!r} (from the run's settings)",
-                        saved[key])
+        value = _expected(key, value, lr_scale)
+        if key not in SCHEDULER_PROGRESS and not _same(saved[key], value):
+            raise fail(source, f"scheduler.{key}", f"{value!r} (from the run's settings)",
+                       saved[key])
     if saved["last_epoch"] != steps or saved.get("_step_count", steps + 1) != steps + 1:
-        raise _fail(source, "scheduler.last_epoch",
+        raise fail(source, "scheduler.last_epoch",
                     f"{steps} ({steps_are})",
                     saved["last_epoch"])
     last_lr = saved["_last_lr"]
     if not (isinstance(last_lr, list) and len(last_lr) == len(fresh["_last_lr"])
-            and all(_is_number(v) and math.isfinite(v) for v in last_lr)):
-        raise _fail(source, "scheduler._last_lr", "a list of finite learning rates", last_lr)
+            and all(is_number(v) and math.isfinite(v) for v in last_lr)):
+        raise fail(source, "scheduler._last_lr", "a list of finite learning rates", last_lr)
     scheduler.load_state_dict(saved)
 
 
@@ -352,7 +381,7 @@ def restore_rng(state: dict[str, Any], sampler: GlobalBatchSampler | None, sourc
         if sampler is not None:
             sampler.generator.set_state(state["loader"])
     except (KeyError, TypeError, ValueError, RuntimeError, IndexError, OverflowError):
-        raise _fail(source, f"rng.{key}", "the saved state of that generator") from None
+        raise fail(source, f"rng.{key}", "the saved state of that generator") from None
 
 
 class Progress(NamedTuple):
@@ -368,11 +397,14 @@ class Progress(NamedTuple):
 
 def restore(state: LastState, source: str | os.PathLike[str], *, operator: torch.nn.Module,
             optimizer: torch.optim.Optimizer, scheduler: Any, sampler: GlobalBatchSampler,
-            config: TrainConfig, steps_per_epoch: int, steps_within: int = 0) -> Progress:
+            config: TrainConfig, steps_per_epoch: int, steps_within: int = 0,
+            lr_scale: float = 1.0) -> Progress:
     """Load :func:`read_last` output into the model, optimizer, scheduler, RNGs and sampler
     of a run (everything checked first); return the run's :class:`Progress`. ``config`` and
     ``steps_per_epoch`` (optimizer steps) give the scheduler's expected step count, plus
-    ``steps_within`` the next epoch's steps done (``partial.pt``, per-step schedules)."""
+    ``steps_within`` the next epoch's steps done (``partial.pt``, per-step schedules);
+    ``lr_scale``: the checkpoint's learning rates over those of ``optimizer`` and
+    ``scheduler`` (the rollbacks of :mod:`.divergence`)."""
     epoch = int(state["epoch"])
     try:
         check_state_dict(operator, state["model"], source=str(source), field="model",
@@ -381,13 +413,14 @@ def restore(state: LastState, source: str | os.PathLike[str], *, operator: torch
         msg = f"{exc} {RETRY}"
         raise RunDirectoryError(msg) from None
     operator.load_state_dict(state["model"])
-    _restore_optimizer(optimizer, state["optimizer"], source)
+    _restore_optimizer(optimizer, state["optimizer"], source, lr_scale)
     steps = scheduler_steps(config, epochs_done=epoch, steps_per_epoch=steps_per_epoch)
     steps += 0 if config.scheduler in PER_EPOCH else steps_within
     _restore_scheduler(scheduler, state["scheduler"], steps, source,
                        steps_are="the epoch" if config.scheduler in PER_EPOCH
                        else "epoch x steps per epoch"
-                       + (" + steps within the next epoch" if steps_within else ""))
+                       + (" + steps within the next epoch" if steps_within else ""),
+                       lr_scale=lr_scale)
     restore_rng(state["rng"], sampler, source)
     return Progress(
         epoch=epoch,

@@ -39,9 +39,10 @@ __all__ = [
 ]
 
 RUN_FORMAT = "neuralop_fem.training.run/1"
-#: ``status`` values: written at the start, while computing the test errors, at the end, and
-#: when ``fit`` stopped early on purpose (``max_epochs_this_call``).
-STATUSES = ("running", "finishing", "finished", "interrupted")
+#: ``status`` values: written at the start, while computing the test errors, at the end, when
+#: ``fit`` stopped early on purpose (``max_epochs_this_call``), and when the divergence guard
+#: gave up (:mod:`.divergence`).
+STATUSES = ("running", "finishing", "finished", "interrupted", "diverged")
 #: Largest ``run.json`` read (its split indices take ~7 bytes per sample).
 MAX_JSON_BYTES = 64 * 2**20
 #: Deepest nesting of lists / objects accepted (``run.json`` itself uses 4 levels).

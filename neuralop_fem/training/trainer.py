@@ -5,9 +5,9 @@ Optimisation (Cao 2021; docs/training.md): by default Adam without weight decay,
 -> 0.95); other optimisers, schedules, early stopping and gradient accumulation are chosen by
 the config (:mod:`.optim`). Total-norm gradient clipping, loss
 :func:`~neuralop_fem.training.losses.operator_loss` with the config's :math:`\gamma`
-(coefficient-weighted H1 term for Darcy). After every epoch the mean relative L2 error on the
-validation split is computed; the model with the lowest one is kept in
-``best.pt``. At the end the test error of that model and of the final epoch are reported.
+(coefficient-weighted H1 term for Darcy). After every epoch: an epoch whose loss blew up is
+undone (:mod:`.divergence`), the validation relative L2 error of the others decides ``best.pt``.
+At the end the test error of that model and of the final epoch are reported.
 
 Resume: ``last.pt`` is written (atomically) after every epoch with the model, optimizer,
 scheduler, history and every RNG state, and ``partial.pt`` within an epoch every
@@ -39,6 +39,7 @@ from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
 from ..models.presets import ModelConfig
 from . import checkpoint as ck
+from . import divergence as dv
 from . import optim, records
 from . import resume as rs
 from . import within_epoch as we
@@ -115,7 +116,7 @@ class Trainer:
         self.amp_choice: AmpChoice = resolve_amp(config.amp, self.device)  # in run.json too
         config = config.replace(amp=self.amp_choice.amp)
         self.config, self.model_config, self.preset = config, model_config, preset
-        self._t_start = time.perf_counter()
+        self.t_start = time.perf_counter()
         path = None if isinstance(data, xr.Dataset) else data
         dataset = open_data(data)  # opened (and validated) once
         check_problem(dataset, config, preset=preset, source=path)  # before touching run_dir
@@ -170,8 +171,9 @@ class Trainer:
         self.best_epoch, self.best_val, self.wall_time_before = 0, math.inf, 0.0
         self.logger: ExperimentLogger | None = None
         self.within: we.WithinEpoch | None = None  # from partial.pt, for the next epoch
+        self.rollbacks: list[dv.Rollback] = []  # epochs undone by the divergence guard
         if resume is not None:
-            self._load_state(resume)
+            self.load_state(resume)
             _log.info("resuming %s after epoch %d%s", self.run_dir, self.epoch, "" if
                       self.within is None else f" and batch {self.within['batches_done']} of "
                       f"{len(self.sampler)} of epoch {self.epoch + 1}")
@@ -230,7 +232,8 @@ class Trainer:
                 _log.warning("ignoring %s (it is written again): %s", ck.RUN_JSON, exc)
             return None
 
-    def _load_state(self, state: dict[str, Any]) -> None:
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore a checked ``last.pt`` / ``partial.pt`` state (:func:`.resume.read_last`)."""
         source, steps_within = self.run_dir / ck.LAST, 0
         if "within_epoch" in state:  # partial.pt: replay the epoch's start, then skip
             source = self.run_dir / ck.PARTIAL
@@ -240,21 +243,23 @@ class Trainer:
             state = {**state, "rng": self.within["epoch_rng"]}
             steps_within = self.within["batches_done"] // self.config.grad_accumulation
         try:
+            rollbacks = dv.check_rollbacks(state.get("rollbacks"), state["epoch"], source)
             (self.epoch, self.history, self.best_epoch, self.best_val, self.wall_time_before) = \
                 rs.restore(state, source, operator=self.operator, optimizer=self.optimizer,
                            scheduler=self.scheduler, sampler=self.sampler, config=self.config,
-                           steps_per_epoch=self.steps_per_epoch, steps_within=steps_within)
+                           steps_per_epoch=self.steps_per_epoch, steps_within=steps_within,
+                           lr_scale=dv.lr_scale(rollbacks) / dv.lr_scale(self.rollbacks))
+            self.rollbacks = rollbacks
         except RunDirectoryError as exc:
             raise (exc if self.within is None else we.with_remedy(exc, source)) from None
 
     def wall_time(self) -> float:
         """Seconds of training so far, this process's and those of the calls before."""
-        return self.wall_time_before + time.perf_counter() - self._t_start
+        return self.wall_time_before + time.perf_counter() - self.t_start
 
-    def _save_last(self, data_identity: dict[str, Any],
-                   within: we.WithinEpoch | None = None) -> None:
+    def save_last(self, within: we.WithinEpoch | None = None) -> None:
         """``last.pt`` (after an epoch) or, with ``within``, ``partial.pt`` (within one)."""
-        ck.save_atomic(records.resume_state(self, data_identity, within),
+        ck.save_atomic(records.resume_state(self, self._identity_value, within),
                        self.run_dir / (ck.LAST if within is None else ck.PARTIAL))
 
     def run_info(self, *, status: str,
@@ -316,7 +321,7 @@ class Trainer:
             total += value
             progress.batch(value)
             if (i + 1) % k == 0 and i + 1 < n and clock.due():
-                self._save_last(self._identity_value, we.WithinEpoch(
+                self.save_last(we.WithinEpoch(
                     batches_done=i + 1, loss_sum=total, lr=lr, epoch_rng=epoch_rng,
                     elapsed_s=time.perf_counter() - t0))
                 clock.reset()
@@ -362,12 +367,13 @@ class Trainer:
             finished, ``test_rel_l2_best``, ``test_rel_l2_final`` and ``warnings`` (run.json's).
         """
         cfg = self.config
-        identity = self._identity_value
         restore_determinism = enable_deterministic(cfg.deterministic, self.device.type)
-        progress = self._progress()
+        main = self.ctx.is_main  # per-batch progress: a bar on a terminal, else log lines
+        progress = TrainingProgress(epochs=cfg.epochs, steps_per_epoch=len(self.sampler),
+                                    done_epochs=self.epoch, bar=main and sys.stderr.isatty(),
+                                    log=main)
         stop = cfg.epochs if max_epochs_this_call is None else min(
-            cfg.epochs, self.epoch + max_epochs_this_call
-        )
+            cfg.epochs, self.epoch + max_epochs_this_call)
         if self._lock is None and self.ctx.is_main:  # a second fit() of this trainer
             self._lock = rs.lock_run_dir(self.run_dir)
         self.logger = logger if self.ctx.is_main else None
@@ -382,9 +388,11 @@ class Trainer:
                 val = None
                 if self.ctx.is_main:
                     val = float(self.errors(self.operator, self.val_data).mean())
+                if dv.undo_diverged_epoch(self, loss, val):  # back to last.pt, at a lower lr
+                    continue
                 self.epoch += 1
                 optim.step_epoch_schedule(self.scheduler, cfg, val, self.ctx)
-                row = self._record(loss, val, lr, time.perf_counter() - t0, identity)
+                row = self._record(loss, val, lr, time.perf_counter() - t0)
                 early = optim.stop_early(cfg, self.epoch, self.best_epoch, self.ctx)
                 if self.logger is not None:
                     self.logger.log_epoch(row)
@@ -401,8 +409,7 @@ class Trainer:
             restore_determinism()
             self._release()
 
-    def _record(self, loss: float, val: float | None, lr: float, dt: float,
-                identity: dict[str, Any]) -> ck.EpochRow:
+    def _record(self, loss: float, val: float | None, lr: float, dt: float) -> ck.EpochRow:
         row: ck.EpochRow = {"epoch": self.epoch, "train_loss": loss, "val_rel_l2": val,
                             "lr": lr, "epoch_time_s": dt}
         if self.ctx.is_main:
@@ -415,19 +422,12 @@ class Trainer:
                     "task": self.config.task, "resolution": self.data.resolution,
                 })
                 ck.save_atomic(payload, self.run_dir / ck.BEST)
-            self._save_last(identity)
+            self.save_last()
             (self.run_dir / ck.PARTIAL).unlink(missing_ok=True)  # older than last.pt now
             ck.write_metrics_csv(self.history, self.run_dir / ck.METRICS)
             ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
         self.ctx.barrier()
         return row
-
-    def _progress(self) -> TrainingProgress:
-        """Per-batch progress: a bar on a terminal, else log lines (main process only)."""
-        main = self.ctx.is_main
-        return TrainingProgress(epochs=self.config.epochs, steps_per_epoch=len(self.sampler),
-                                done_epochs=self.epoch, bar=main and sys.stderr.isatty(),
-                                log=main)
 
     def _finish(self) -> dict[str, Any]:
         """Write the run's results; resumable: a kill here is finished by the next call.

@@ -73,6 +73,19 @@ def _precision(training: Mapping[str, Any]) -> str:
     return "float32" if parts is None else f"bfloat16 autocast; {', '.join(parts)} in float32"
 
 
+def _lines_rollbacks(rollbacks: Sequence[Mapping[str, Any]] | None) -> list[str]:
+    """The card's row on the epochs the divergence guard undid (none: no row).
+
+    >>> print(*_lines_rollbacks([{"epoch": 24, "train_loss": 1359.2, "lr_scale": 0.5}]))
+    | divergence guard | epoch 24 undone (mean training loss 1.36e+03), then 0.5 x the lr |
+    """
+    if not rollbacks:
+        return []
+    text = "; ".join(f"epoch {r['epoch']} undone (mean training loss {r['train_loss']:.3g}), "
+                     f"then {r['lr_scale']:g} x the lr" for r in rollbacks)
+    return [f"| divergence guard | {text} |"]
+
+
 def _hardware(training: Mapping[str, Any]) -> str:
     hw = training.get("hardware") or {}
     parts = [str(hw.get("cpu_model") or "unknown CPU")]
@@ -128,6 +141,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"| epochs | {t['epochs_completed']} of {t['epochs']}, best epoch {t['best_epoch']} "
         f"(validation rel. L2 {_e(t['best_val_rel_l2'])}) |",
         f"| precision | {_precision(t)} |",
+        *_lines_rollbacks(t.get("rollbacks")),
         f"| training time | {time_text} on {_hardware(t)} |",
         f"| code commit | {commit} |",
         "", "## Test errors", "",

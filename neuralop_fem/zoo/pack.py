@@ -252,6 +252,7 @@ def _card(name: str, info: dict[str, Any], data: dict[str, Any], errors: list[di
             "test_rel_l2_best": info.get("test_rel_l2_best"),
             "wall_time_s": info.get("wall_time_s"), "device": info.get("device"),
             "amp": train.get("amp", "none"), "precision": info.get("precision"),
+            "rollbacks": list(info.get("rollbacks") or []),
             "hardware": info.get("hardware"), "versions": info.get("versions"),
             "split_sizes": {k: len(v) for k, v in info["splits"].items()},
         },

@@ -52,15 +52,15 @@ class _Stop(Exception):
 
 def _interrupt_after(monkeypatch, count: int) -> list[int]:
     written: list[int] = []
-    save = trainer_module.Trainer._save_last
+    save = trainer_module.Trainer.save_last
 
-    def save_and_stop(self, identity, within=None):
-        save(self, identity, within)
+    def save_and_stop(self, within=None):
+        save(self, within)
         if within is not None:
             written.append(within["batches_done"])
             if len(written) == count:
                 raise _Stop
-    monkeypatch.setattr(trainer_module.Trainer, "_save_last", save_and_stop)
+    monkeypatch.setattr(trainer_module.Trainer, "save_last", save_and_stop)
     return written
 
 
