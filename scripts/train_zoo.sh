@@ -62,6 +62,10 @@ try:
             f"{'-' if best is None else f'{best:.3e}'} (epoch {info.get('best_epoch')})"
             f"{'' if test is None else f', test {test:.3e}'}, "
             f"{info.get('wall_time_s', 0) / 3600:.1f} h")
+    rollbacks = info.get("rollbacks") or []
+    if rollbacks:  # epochs the divergence guard undid (docs/training.md)
+        line += (f"; divergence guard undid epoch{'s' if len(rollbacks) > 1 else ''} "
+                 f"{', '.join(str(r.get('epoch')) for r in rollbacks)}")
     if info.get("status") == "running":
         import pickle
         try:  # the progress within the epoch saved in partial.pt (docs/training.md)

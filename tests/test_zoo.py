@@ -309,6 +309,12 @@ def test_train_zoo_status_lists_every_run_without_training(tmp_path):
     (runs / "burgers-fno" / "partial.pt").write_bytes(b"damaged")
     (runs / "burgers-galerkin").mkdir()
     (runs / "burgers-galerkin" / "run.json").write_text("{damaged")
+    (runs / "darcy-inverse-galerkin").mkdir()
+    (runs / "darcy-inverse-galerkin" / "run.json").write_text(json.dumps({
+        "status": "running", "epochs_completed": 30, "train_config": {"epochs": 100},
+        "best_val_rel_l2": 0.04, "best_epoch": 30, "wall_time_s": 3600.0,
+        "rollbacks": [{"epoch": 22, "train_loss": 1650.0, "val_rel_l2": 0.5, "reason": "x",
+                       "lr_scale": 0.5}]}))
     env = {**os.environ, "DATA_DIR": str(tmp_path / "data"), "RUNS_DIR": str(runs),
            "BF16_DIR": str(tmp_path / "bf16")}
     done = subprocess.run(["bash", str(script), "--status"], capture_output=True, text=True,
@@ -323,6 +329,8 @@ def test_train_zoo_status_lists_every_run_without_training(tmp_path):
     assert lines[str(runs / "burgers-galerkin")] == ("run.json unreadable (JSONDecodeError); the "
                                                      "next call resumes from last.pt")
     assert lines[str(runs / "darcy-galerkin")] == "not started"
+    assert lines[str(runs / "darcy-inverse-galerkin")].endswith(
+        "1.0 h; divergence guard undid epoch 22")
     assert set(lines) >= {str(runs / n) for n in PLANNED}  # every zoo model is trained there
     assert not any((tmp_path / "data").iterdir())  # nothing generated
     wrong = subprocess.run(["bash", str(script), "--go"], capture_output=True, text=True,
