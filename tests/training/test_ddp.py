@@ -44,3 +44,25 @@ def test_two_gloo_processes_match_one_process(tmp_path, burgers_file):
                                torch.tensor(single.history["val_rel_l2"]), rtol=1e-4, atol=0)
     for key, value in single.operator.state_dict().items():
         torch.testing.assert_close(ddp["model"][key], value, rtol=1e-4, atol=1e-6)
+
+
+def test_two_gloo_processes_undo_a_diverged_epoch_together(tmp_path, burgers_file):
+    """The divergence guard in a distributed run: the main process decides, every process goes
+    back to last.pt at half the learning rate, and the run goes on (peak lr 0.3 after 2.4
+    epochs, no warm-up cap: epoch 2's loss is 85 times epoch 1's in one process)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    run = tmp_path / "ddp"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+           "-m", "neuralop_fem.cli", "train", "--data", str(burgers_file), "--preset",
+           "burgers-galerkin", "--out", str(run), "--resolution", "64", "--epochs", "8",
+           "--batch-size", "4", "--n-train", "12", "--n-val", "4", "--n-test", "4", "--device",
+           "cpu", "--amp", "none", "--lr", "0.3", "--set", "min_warmup_steps=0",
+           "--max-epochs-this-call", "2", *set_args(TINY_BURGERS)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    state = torch.load(run / "last.pt", weights_only=True)
+    assert state["epoch"] == 2
+    assert [r["epoch"] for r in state["rollbacks"]] == [2]
+    assert state["rollbacks"][0]["train_loss"] > 10 * state["history"]["train_loss"][0]
+    assert state["optimizer"]["param_groups"][0]["max_lr"] == 0.15
+    assert proc.stderr.count("epoch 2 diverged") == 1, proc.stderr[-3000:]  # the main process
