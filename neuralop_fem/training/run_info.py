@@ -126,6 +126,21 @@ def _check_choice(info: dict[str, Any], key: str, options: tuple[str, ...], sour
         raise _fail(source, key, f"one of {', '.join(map(repr, options))}", info[key])
 
 
+def _check_rollbacks(rollbacks: Any, source: Any) -> None:
+    """``rollbacks`` (the divergence guard's, :mod:`.divergence`): absent, or a list of
+    {epoch >= 1, train_loss, val_rel_l2 (or null), reason, lr_scale in (0, 1)}."""
+    if rollbacks is None:
+        return
+    ok = isinstance(rollbacks, list) and all(
+        isinstance(r, dict) and _is_int(r.get("epoch")) and r["epoch"] >= 1
+        and _is_number(r.get("train_loss")) and isinstance(r.get("reason"), str)
+        and (r.get("val_rel_l2") is None or _is_number(r["val_rel_l2"]))
+        and _is_number(r.get("lr_scale")) and 0 < r["lr_scale"] < 1 for r in rollbacks)
+    if not ok:
+        raise _fail(source, "rollbacks", "a list of {epoch >= 1, train_loss, val_rel_l2, reason, "
+                    "lr_scale in (0, 1)}", rollbacks)
+
+
 def _check_scalars(info: dict[str, Any], source: Any) -> None:
     for key in _INT_FIELDS:
         if key in info and not (_is_int(info[key]) and info[key] >= 0):
@@ -136,6 +151,7 @@ def _check_scalars(info: dict[str, Any], source: Any) -> None:
     for key in ("preset", "device"):
         if info.get(key) is not None and not isinstance(info[key], str):
             raise _fail(source, key, "a string or null", info[key])
+    _check_rollbacks(info.get("rollbacks"), source)
     warnings = info.get("warnings", [])
     if not (isinstance(warnings, list) and all(isinstance(w, str) for w in warnings)):
         raise _fail(source, "warnings", "a list of strings", warnings)

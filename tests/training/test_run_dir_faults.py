@@ -198,6 +198,9 @@ FIELD_DAMAGE = [
     ({"model_family": "resnet"}, r"field `model_family` must be one of 'transformer1d'"),
     ({"format": "other/2"}, r"field `format` must be 'neuralop_fem\.training\.run/1'"),
     ({"best_val_rel_l2": "low"}, r"field `best_val_rel_l2` must be a number or null"),
+    ({"rollbacks": [{"epoch": 3}]}, r"field `rollbacks` must be a list of \{epoch >= 1"),
+    ({"rollbacks": [{"epoch": 3, "train_loss": 9.0, "val_rel_l2": None, "reason": "",
+                     "lr_scale": 2.0}]}, r"field `rollbacks` must be a list of"),
     ({"model_family": "fno1d", "model_config": {}}, r"field `model_family` is 'fno1d' but .*best"
                                                     r"\.pt holds a 'transformer1d' model"),
 ]
