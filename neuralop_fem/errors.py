@@ -19,6 +19,7 @@ __all__ = [
     "NeuralopFemError",
     "RunDirectoryError",
     "ShapeError",
+    "TrainingDivergedError",
     "UsageError",
 ]
 
@@ -56,3 +57,9 @@ class UsageError(InputError):
     the message names the option (``argument --out: ...``), what was expected and what was
     received.
     """
+
+
+class TrainingDivergedError(NeuralopFemError, RuntimeError):
+    """Training diverged and the divergence guard gave up
+    (:mod:`neuralop_fem.training.divergence`): the message names the run directory, the
+    epoch, what diverged, the model kept in ``best.pt`` and how to go on."""

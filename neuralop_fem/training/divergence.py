@@ -36,7 +36,7 @@ from typing import Any, TypedDict
 
 import torch
 
-from ..errors import NeuralopFemError
+from ..errors import TrainingDivergedError
 from . import checkpoint as ck
 from . import resume as rs
 from .optim import from_main
@@ -50,11 +50,6 @@ _log = logging.getLogger("neuralop_fem.training.trainer")
 LR_FACTOR = 0.5
 #: Optimizer group entries that hold a learning rate (the schedules keep theirs there).
 LR_GROUP_KEYS = ("lr", "initial_lr", "max_lr", "min_lr")
-
-
-class TrainingDivergedError(NeuralopFemError, RuntimeError):
-    """Training diverged and the divergence guard gave up (see :mod:`.divergence`); the
-    message names the epoch, what diverged and how to go on."""
 
 
 class Rollback(TypedDict):
