@@ -299,6 +299,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     out = _from_key(check_output_dir, Path(_require(config["out"], "--out", "out")), "--out",
                     None if args.out is not None else os.fspath(args.config))
+    from ..errors import TrainingDivergedError
     from ..models.presets import model_preset
     from ..training import TrainConfig, Trainer
     from ..training.optim import schedule_note
@@ -338,6 +339,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = trainer.fit(max_epochs_this_call=args.max_epochs_this_call, logger=logger,
                                  callback=_epoch_line if lines else None)
+        except TrainingDivergedError:
+            if not main:  # the main process decided and reports it, once
+                return 1
+            raise
         finally:
             if logger is not None:
                 logger.close()

@@ -21,10 +21,12 @@ line for each. A run killed at any point of this resumes to the same weights.
 
 The guard gives up, with :class:`TrainingDivergedError` and ``run.json`` status
 ``"diverged"``, when an epoch diverges after ``TrainConfig.max_rollbacks`` (default 3)
-rollbacks, or in the first epoch (there is no earlier state to go back to). ``best.pt`` is
-kept; the same command with ``--set max_rollbacks=K`` (a larger K) goes on from ``last.pt``;
-a lower ``--lr`` with ``--overwrite`` starts again. ``divergence_factor = 0`` turns the guard
-off. Both settings may change when a run is resumed.
+rollbacks: that epoch is undone too (``last.pt``: the end of the epoch before, at half the rate
+again, the rollback listed) and the run stops there, so the same command with
+``--set max_rollbacks=K`` (a larger K) trains that epoch again at the lower rate. In the first
+epoch there is no earlier state to go back to: the run stops, and a lower ``--lr`` with
+``--overwrite`` starts again. ``best.pt`` is kept either way. ``divergence_factor = 0`` turns
+the guard off. Both settings may change when a run is resumed.
 """
 
 from __future__ import annotations
@@ -54,11 +56,11 @@ LR_GROUP_KEYS = ("lr", "initial_lr", "max_lr", "min_lr")
 
 class Rollback(TypedDict):
     """One undone epoch: its number (from 1), its mean training loss and validation error
-    (None: not computed, in the other processes of a distributed run), why it counted as
-    diverged, and the learning-rate scale of the run from then on."""
+    (None: not finite, or not computed in the other processes of a distributed run), why it
+    counted as diverged, and the learning-rate scale of the run from then on."""
 
     epoch: int
-    train_loss: float
+    train_loss: float | None
     val_rel_l2: float | None
     reason: str
     lr_scale: float
@@ -136,7 +138,8 @@ def check_rollbacks(value: Any, epoch: int, source: Any) -> list[Rollback]:
     for k, entry in enumerate(value):
         ok = (isinstance(entry, dict) and set(entry) == set(Rollback.__annotations__)
               and rs.is_int(entry["epoch"]) and previous <= entry["epoch"] <= epoch + 1
-              and entry["epoch"] >= 1 and rs.is_number(entry["train_loss"])
+              and entry["epoch"] >= 1
+              and (entry["train_loss"] is None or rs.is_number(entry["train_loss"]))
               and (entry["val_rel_l2"] is None or rs.is_number(entry["val_rel_l2"]))
               and isinstance(entry["reason"], str) and rs.is_number(entry["lr_scale"])
               and math.isclose(entry["lr_scale"], LR_FACTOR ** (k + 1)))
@@ -150,51 +153,61 @@ def undo_diverged_epoch(trainer: Any, loss: float, val: float | None) -> bool:
     """After training epoch ``trainer.epoch + 1`` (mean loss ``loss``, validation error
     ``val``): if it diverged, go back to ``last.pt`` at a lower learning rate and return True
     (train the epoch again); else False. Raises :class:`TrainingDivergedError` when the guard
-    gives up (see the module docstring)."""
+    gives up (see the module docstring). The main process decides; in a distributed run every
+    process reads ``last.pt`` before the main process writes it again."""
     t, cfg = trainer, trainer.config
-    reason = None
+    decision = None
     if t.ctx.is_main:
         reason = divergence(loss, val, t.history["train_loss"], factor=cfg.divergence_factor)
-    reason = from_main(t.ctx, reason)
-    if reason is None:
+        if reason is not None:
+            decision = (reason, len(t.rollbacks) >= cfg.max_rollbacks)
+    decision = from_main(t.ctx, decision)
+    if decision is None:
         return False
-    epoch = t.epoch + 1
-    if t.epoch == 0 or len(t.rollbacks) >= cfg.max_rollbacks:
-        _give_up(t, epoch, reason)
-    record = Rollback(epoch=epoch, train_loss=loss, val_rel_l2=val, reason=reason,
-                      lr_scale=lr_scale(t.rollbacks) * LR_FACTOR)
+    (reason, give_up), epoch = decision, t.epoch + 1
+    if t.epoch == 0:
+        _give_up(t, epoch, reason, "in its first epoch (no earlier state to go back to)",
+                 "Train again with a lower --lr and --overwrite.")
+    record = Rollback(epoch=epoch, train_loss=_finite(loss), val_rel_l2=_finite(val),
+                      reason=reason, lr_scale=lr_scale(t.rollbacks) * LR_FACTOR)
     wall = t.wall_time()  # the undone epoch's time counts
     t.within = None
     t.load_state(rs.read_last(t.run_dir / ck.LAST))
+    t.ctx.barrier()  # every process has read last.pt before the main process rewrites it
     t.wall_time_before = wall - (time.perf_counter() - t.t_start)
     scale_lr(t.optimizer, t.scheduler, LR_FACTOR)
     t.rollbacks = [*t.rollbacks, record]
     if t.ctx.is_main:
-        _log.warning("%s: epoch %d diverged: %s (validation rel. L2 %s). Going back to the end "
-                     "of epoch %d and training it again at %g times the learning rate "
-                     "(rollback %d of at most %d).", t.run_dir, epoch, reason,
-                     "n/a" if val is None else f"{val:.3e}", t.epoch, record["lr_scale"],
-                     len(t.rollbacks), cfg.max_rollbacks)
+        if not give_up:
+            _log.warning("%s: epoch %d diverged: %s (validation rel. L2 %s). Going back to the "
+                         "end of epoch %d and training it again at %g times the learning rate "
+                         "(rollback %d of at most %d).", t.run_dir, epoch, reason,
+                         "n/a" if val is None else f"{val:.3e}", t.epoch, record["lr_scale"],
+                         len(t.rollbacks), cfg.max_rollbacks)
         # partial.pt first: it would resume the undone epoch (its epoch count is last.pt's)
         (t.run_dir / ck.PARTIAL).unlink(missing_ok=True)
         t.save_last()
         ck.write_json(t.run_info(status="running"), t.run_dir / ck.RUN_JSON)
     t.ctx.barrier()
+    if give_up:
+        _give_up(t, epoch, reason, f"again after {len(t.rollbacks) - 1} rollbacks "
+                 f"(max_rollbacks {cfg.max_rollbacks})",
+                 f"The run stopped after undoing it: last.pt is the end of epoch {t.epoch} at "
+                 f"{record['lr_scale']:g} times the learning rate, from which the same command "
+                 f"with --set max_rollbacks=K (K > {cfg.max_rollbacks}) trains epoch {epoch} "
+                 "again; or train again with a lower --lr and --overwrite.")
     return True
 
 
-def _give_up(t: Any, epoch: int, reason: str) -> None:
-    if t.epoch == 0:
-        why = "in its first epoch (no earlier state to go back to)"
-        remedy = "Train again with a lower --lr and --overwrite."
-    else:
-        why = f"after {len(t.rollbacks)} rollbacks (max_rollbacks)"
-        remedy = ("The same command with --set max_rollbacks=K (K > "
-                  f"{t.config.max_rollbacks}) goes on from epoch {t.epoch} at half the "
-                  "learning rate; or train again with a lower --lr and --overwrite.")
-    kept = (f"best.pt (epoch {t.best_epoch}, validation rel. L2 {t.best_val:.3e}) is kept. "
+def _finite(value: float | None) -> float | None:
+    """``value``, or None when it is not a finite number (``run.json`` stays strict JSON)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _give_up(t: Any, epoch: int, reason: str, why: str, remedy: str) -> None:
+    kept = (f" best.pt (epoch {t.best_epoch}, validation rel. L2 {t.best_val:.3e}) is kept."
             if t.best_epoch else "")
-    msg = f"{t.run_dir}: training diverged in epoch {epoch} {why}: {reason}. {kept}{remedy}"
+    msg = f"{t.run_dir}: training diverged in epoch {epoch} {why}: {reason}.{kept} {remedy}"
     if t.ctx.is_main:
         ck.write_json(t.run_info(status="diverged"), t.run_dir / ck.RUN_JSON)
     raise TrainingDivergedError(msg)

@@ -133,7 +133,8 @@ def _check_rollbacks(rollbacks: Any, source: Any) -> None:
         return
     ok = isinstance(rollbacks, list) and all(
         isinstance(r, dict) and _is_int(r.get("epoch")) and r["epoch"] >= 1
-        and _is_number(r.get("train_loss")) and isinstance(r.get("reason"), str)
+        and (r.get("train_loss") is None or _is_number(r["train_loss"]))
+        and isinstance(r.get("reason"), str)
         and (r.get("val_rel_l2") is None or _is_number(r["val_rel_l2"]))
         and _is_number(r.get("lr_scale")) and 0 < r["lr_scale"] < 1 for r in rollbacks)
     if not ok:

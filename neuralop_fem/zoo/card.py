@@ -81,8 +81,10 @@ def _lines_rollbacks(rollbacks: Sequence[Mapping[str, Any]] | None) -> list[str]
     """
     if not rollbacks:
         return []
-    text = "; ".join(f"epoch {r['epoch']} undone (mean training loss {r['train_loss']:.3g}), "
-                     f"then {r['lr_scale']:g} x the lr" for r in rollbacks)
+    text = "; ".join(
+        f"epoch {r['epoch']} undone (mean training loss "
+        f"{'not finite' if r['train_loss'] is None else format(r['train_loss'], '.3g')}), "
+        f"then {r['lr_scale']:g} x the lr" for r in rollbacks)
     return [f"| divergence guard | {text} |"]
 
 
