@@ -41,7 +41,8 @@ import torch
 from ..errors import TrainingDivergedError
 from . import checkpoint as ck
 from . import resume as rs
-from .optim import from_main
+from .optim import LR_GROUP_KEYS, from_main
+from .run_info import rollback_entry_ok
 
 __all__ = ["LR_FACTOR", "LR_GROUP_KEYS", "Rollback", "TrainingDivergedError", "check_rollbacks",
            "divergence", "loss_jump", "lr_scale", "scale_lr", "undo_diverged_epoch"]
@@ -50,8 +51,6 @@ _log = logging.getLogger("neuralop_fem.training.trainer")
 
 #: The learning rate of the rest of a run is multiplied by this at each rollback.
 LR_FACTOR = 0.5
-#: Optimizer group entries that hold a learning rate (the schedules keep theirs there).
-LR_GROUP_KEYS = ("lr", "initial_lr", "max_lr", "min_lr")
 
 
 class Rollback(TypedDict):
@@ -136,12 +135,7 @@ def check_rollbacks(value: Any, epoch: int, source: Any) -> list[Rollback]:
         raise rs.fail(source, "rollbacks", expected)
     previous = 0
     for k, entry in enumerate(value):
-        ok = (isinstance(entry, dict) and set(entry) == set(Rollback.__annotations__)
-              and rs.is_int(entry["epoch"]) and previous <= entry["epoch"] <= epoch + 1
-              and entry["epoch"] >= 1
-              and (entry["train_loss"] is None or rs.is_number(entry["train_loss"]))
-              and (entry["val_rel_l2"] is None or rs.is_number(entry["val_rel_l2"]))
-              and isinstance(entry["reason"], str) and rs.is_number(entry["lr_scale"])
+        ok = (rollback_entry_ok(entry) and previous <= entry["epoch"] <= epoch + 1
               and math.isclose(entry["lr_scale"], LR_FACTOR ** (k + 1)))
         if not ok:
             raise rs.fail(source, "rollbacks", expected)

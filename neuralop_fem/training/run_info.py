@@ -34,6 +34,7 @@ __all__ = [
     "read_json_file",
     "check_data_path",
     "read_run_info",
+    "rollback_entry_ok",
     "require_fields",
     "validate_run_info",
 ]
@@ -126,18 +127,27 @@ def _check_choice(info: dict[str, Any], key: str, options: tuple[str, ...], sour
         raise _fail(source, key, f"one of {', '.join(map(repr, options))}", info[key])
 
 
+#: The fields of one rollback of the divergence guard (:class:`.divergence.Rollback`).
+ROLLBACK_FIELDS = ("epoch", "train_loss", "val_rel_l2", "reason", "lr_scale")
+
+
+def rollback_entry_ok(entry: Any) -> bool:
+    """Whether ``entry`` is one rollback record of the divergence guard: exactly
+    :data:`ROLLBACK_FIELDS`, epoch >= 1, train loss and validation error numbers or None, a
+    reason, lr_scale in (0, 1) (``run.json`` and ``last.pt`` hold the same records)."""
+    return (isinstance(entry, dict) and set(entry) == set(ROLLBACK_FIELDS)
+            and _is_int(entry["epoch"]) and entry["epoch"] >= 1
+            and all(entry[k] is None or _is_number(entry[k]) for k in ("train_loss", "val_rel_l2"))
+            and isinstance(entry["reason"], str)
+            and _is_number(entry["lr_scale"]) and 0 < entry["lr_scale"] < 1)
+
+
 def _check_rollbacks(rollbacks: Any, source: Any) -> None:
     """``rollbacks`` (the divergence guard's, :mod:`.divergence`): absent, or a list of
-    {epoch >= 1, train_loss, val_rel_l2 (or null), reason, lr_scale in (0, 1)}."""
+    :func:`rollback_entry_ok` records."""
     if rollbacks is None:
         return
-    ok = isinstance(rollbacks, list) and all(
-        isinstance(r, dict) and _is_int(r.get("epoch")) and r["epoch"] >= 1
-        and (r.get("train_loss") is None or _is_number(r["train_loss"]))
-        and isinstance(r.get("reason"), str)
-        and (r.get("val_rel_l2") is None or _is_number(r["val_rel_l2"]))
-        and _is_number(r.get("lr_scale")) and 0 < r["lr_scale"] < 1 for r in rollbacks)
-    if not ok:
+    if not (isinstance(rollbacks, list) and all(rollback_entry_ok(r) for r in rollbacks)):
         raise _fail(source, "rollbacks", "a list of {epoch >= 1, train_loss, val_rel_l2, reason, "
                     "lr_scale in (0, 1)}", rollbacks)
 

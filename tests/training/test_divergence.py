@@ -12,11 +12,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 
 import pytest
 import torch
 
 from neuralop_fem.cli import main
+from neuralop_fem.errors import RunDirectoryError
 from neuralop_fem.models import PRESETS
 from neuralop_fem.training import TrainConfig, Trainer
 from neuralop_fem.training import divergence as dv
@@ -68,7 +70,7 @@ def reference(tmp_path_factory, burgers_file):
     return run
 
 
-def test_a_diverged_epoch_is_undone_and_trained_again_at_half_the_rate(reference, caplog):
+def test_a_diverged_epoch_is_undone_and_trained_again_at_half_the_rate(reference):
     state, info = _state(reference), json.loads((reference / "run.json").read_text())
     assert [r["epoch"] for r in state["rollbacks"]] == [3]
     (rollback,) = info["rollbacks"]
@@ -187,10 +189,6 @@ def test_scale_lr_halves_the_rest_of_every_schedule(scheduler):
 
 
 def test_a_tampered_rollback_record_is_refused(reference, burgers_file, tmp_path):
-    import shutil
-
-    from neuralop_fem.errors import RunDirectoryError
-
     run = tmp_path / "run"
     shutil.copytree(reference, run)
     state = _state(run)
