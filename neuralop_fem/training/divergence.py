@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Any, TypedDict
+from typing import Any
 
 import torch
 
@@ -42,7 +42,7 @@ from ..errors import TrainingDivergedError
 from . import checkpoint as ck
 from . import resume as rs
 from .optim import LR_GROUP_KEYS, from_main
-from .run_info import rollback_entry_ok
+from .run_info import Rollback, rollback_entry_ok
 
 __all__ = ["LR_FACTOR", "LR_GROUP_KEYS", "Rollback", "TrainingDivergedError", "check_rollbacks",
            "divergence", "loss_jump", "lr_scale", "scale_lr", "undo_diverged_epoch"]
@@ -51,18 +51,6 @@ _log = logging.getLogger("neuralop_fem.training.trainer")
 
 #: The learning rate of the rest of a run is multiplied by this at each rollback.
 LR_FACTOR = 0.5
-
-
-class Rollback(TypedDict):
-    """One undone epoch: its number (from 1), its mean training loss and validation error
-    (None: not finite, or not computed in the other processes of a distributed run), why it
-    counted as diverged, and the learning-rate scale of the run from then on."""
-
-    epoch: int
-    train_loss: float | None
-    val_rel_l2: float | None
-    reason: str
-    lr_scale: float
 
 
 def divergence(train_loss: float, val: float | None, train_history: list[float], *,

@@ -18,7 +18,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from solvers.problems import PROBLEMS
 
@@ -34,6 +34,7 @@ __all__ = [
     "read_json_file",
     "check_data_path",
     "read_run_info",
+    "Rollback",
     "rollback_entry_ok",
     "require_fields",
     "validate_run_info",
@@ -127,8 +128,21 @@ def _check_choice(info: dict[str, Any], key: str, options: tuple[str, ...], sour
         raise _fail(source, key, f"one of {', '.join(map(repr, options))}", info[key])
 
 
-#: The fields of one rollback of the divergence guard (:class:`.divergence.Rollback`).
-ROLLBACK_FIELDS = ("epoch", "train_loss", "val_rel_l2", "reason", "lr_scale")
+class Rollback(TypedDict):
+    """One epoch undone by the divergence guard (:mod:`.divergence`): its number (from 1), its
+    mean training loss and validation error (None: not finite, or not computed in the other
+    processes of a distributed run), why it counted as diverged, and the learning-rate scale of
+    the run from then on."""
+
+    epoch: int
+    train_loss: float | None
+    val_rel_l2: float | None
+    reason: str
+    lr_scale: float
+
+
+#: The fields of one rollback record.
+ROLLBACK_FIELDS = tuple(Rollback.__annotations__)
 
 
 def rollback_entry_ok(entry: Any) -> bool:
