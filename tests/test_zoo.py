@@ -366,3 +366,26 @@ def test_zoo_dir_before_add_is_where_the_entry_goes(tmp_path, tiny_run, burgers_
     assert "argument --zoo-dir: must name one zoo directory" in err
     assert not (other / "twice").exists()
     assert not any(package.iterdir())
+
+
+def test_an_inverse_card_says_its_errors_are_on_the_output_grid(tmp_path, capsys):
+    """u at 29 in, a at 8 out: the card's table and the listing name both grids, since the
+    test error is measured on the coarse output grid, not at the input resolution."""
+    from tests._surrogate_fixtures import inverse_run
+
+    run, data, _ = inverse_run(tmp_path, epochs=1)
+    zoo = tmp_path / "zoo"
+    zoo.mkdir()
+    assert main(["zoo", "--zoo-dir", str(zoo), "add", str(run), "--name", "tiny-inverse",
+                 "--data", str(data)]) == 0
+    capsys.readouterr()
+    card = read_card("tiny-inverse", zoo)
+    assert (card["training"]["resolution"], card["training"]["output_resolution"]) == (29, 8)
+    rows = [line for line in (zoo / "tiny-inverse" / CARD_MD).read_text().splitlines()
+            if line.startswith("| 29")]
+    assert len(rows) == 1
+    assert rows[0].startswith("| 29 -> 8 (training; errors on the output grid) |")
+    assert main(["zoo", "--zoo-dir", str(zoo)]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    assert listing[1].split()[0] == "tiny-inverse"
+    assert f"{card['test']['errors'][0]['rel_l2_mean']:.3e} (29 -> 8)" in listing[1]

@@ -90,7 +90,7 @@ def _list(root: Path | None) -> int:
     rows = [summary_row(read_card(n, root)) for n in names]
     head = ("name", "problem", "preset", "test rel. L2 (n)", "parameters", "weights")
     table = [head] + [(r["name"], r["problem"], r["preset"],
-                       f"{r['rel_l2']:.3e} ({r['resolution']})", f"{r['n_parameters']:,}",
+                       f"{r['rel_l2']:.3e} ({r['grid']})", f"{r['n_parameters']:,}",
                        _mib(r["bytes"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()

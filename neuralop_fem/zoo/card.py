@@ -50,12 +50,18 @@ def _e(value: object) -> str:
 
 
 def summary_row(card: Mapping[str, Any]) -> dict[str, Any]:
-    """Name, problem, preset, test error at the training resolution, parameters, weight bytes."""
+    """Name, problem, preset, test error at the training resolution, parameters, weight bytes.
+
+    ``grid`` names where that error was measured: the resolution, or ``"141 -> 36"`` for a model
+    whose output grid is coarser than its input (the inverse problem).
+    """
     train_n = card["training"]["resolution"]
+    out_n = card["training"].get("output_resolution") or train_n
     errors = {e["resolution"]: e for e in card["test"]["errors"]}
     own = errors.get(train_n) or card["test"]["errors"][0]
+    grid = f"{train_n} -> {out_n}" if own["resolution"] == train_n != out_n else own["resolution"]
     return {"name": card["name"], "problem": card["problem"], "preset": card["preset"],
-            "resolution": own["resolution"], "rel_l2": own["rel_l2_mean"],
+            "resolution": own["resolution"], "grid": str(grid), "rel_l2": own["rel_l2_mean"],
             "n_parameters": card["n_parameters"], "bytes": card["weights"]["bytes"]}
 
 
@@ -99,11 +105,15 @@ def _hardware(training: Mapping[str, Any]) -> str:
     return ", ".join(parts) + f" (device {training.get('device')})"
 
 
-def _lines_errors(errors: Sequence[Mapping[str, Any]], train_n: int) -> list[str]:
+def _lines_errors(errors: Sequence[Mapping[str, Any]], train_n: int, out_n: int) -> list[str]:
+    """The test-error table; a model whose output grid is coarser than its input grid (the
+    inverse problem: u at 141 -> a at 36) is measured on that output grid, and says so."""
     lines = ["| resolution | relative L2 (mean) | relative H1 seminorm (mean) | samples |",
              "|---|---|---|---|"]
+    trained = (" (training)" if out_n == train_n
+               else f" -> {out_n} (training; errors on the output grid)")
     for e in errors:
-        where = " (training)" if e["resolution"] == train_n else f" ({e['transfer']})"
+        where = trained if e["resolution"] == train_n else f" ({e['transfer']})"
         lines.append(f"| {e['resolution']}{where} | {_e(e['rel_l2_mean'])} | "
                      f"{_e(e['rel_h1_mean'])} | {len(e['rel_l2'])} |")
     return lines
@@ -150,7 +160,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"{len(card['test']['indices'])} test samples (indices "
         f"{card['test']['indices'][0]}..{card['test']['indices'][-1]} of the dataset), the "
         "model selected on the validation split:", "",
-        *_lines_errors(card["test"]["errors"], t["resolution"]),
+        *_lines_errors(card["test"]["errors"], t["resolution"],
+                       t.get("output_resolution") or t["resolution"]),
         "", "## Data", "",
         f"{d['n_samples']} samples at {d['resolution']}, dataset seed {d['dataset_seed']}, "
         f"checksum of {', '.join(d['checksum_variables'])}: `{d['checksum']}`. Regenerate:", "",
