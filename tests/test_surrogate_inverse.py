@@ -10,7 +10,7 @@ import xarray as xr
 
 from neuralop_fem import Surrogate
 from neuralop_fem.data import load_dataset
-from neuralop_fem.errors import InputError, ShapeError
+from neuralop_fem.errors import ConfigError, InputError, ShapeError
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.surrogate import OODWarning
 from neuralop_fem.surrogate.resample import resample_nodes
@@ -59,6 +59,27 @@ def test_matches_the_evaluation_of_the_run(inverse_run):
         target.reshape(len(pred), -1), axis=1)
     reference = evaluate_run(run, data)["rel_l2"]
     np.testing.assert_allclose(rel, reference, rtol=1e-5)
+
+
+def test_evaluation_on_a_grid_whose_target_cannot_be_pooled_names_the_grids_that_can(
+        inverse_run):
+    """15 is reachable from the file's 29, but the model maps it to a coarse grid that the
+    coefficient cannot be strided to: the error names the user's resolution, the model's coarse
+    grid and the resolutions that work, not the derived grid as if the user had asked for it."""
+    run, data, _ = inverse_run
+    model = Surrogate.load(run).operator.model
+    n_c = int(model.output_size(15))
+    assert 14 % (n_c - 1) != 0  # the case this test is about
+    with pytest.raises(ConfigError) as info:
+        evaluate_run(run, data, resolution=15)
+    msg = str(info.value)
+    assert msg.startswith("`resolution` must give an inverse-problem target grid")
+    assert f"n_f=15 to n_c={n_c}" in msg
+    assert msg.endswith("got 15.")
+    listed = [int(v) for v in msg.split("that do: [")[1].split("]")[0].split(", ")]
+    assert N in listed
+    for n in listed:  # each listed grid evaluates (the run's 4 test samples)
+        assert np.isfinite(evaluate_run(run, data, resolution=n)["rel_l2"]).all()
 
 
 def test_xarray_in_gives_the_coarse_coordinates_out(inverse_run):

@@ -37,7 +37,7 @@ from ..problems import get_kit
 from ..training.checkpoint import load_trained
 from ..training.config import TrainConfig
 from ..training.run_info import require_fields
-from ..training.setup import check_problem, make_dataset, open_data
+from ..training.setup import check_problem, inverse_target_grid, make_dataset, open_data
 from .seen import seen_in_training, warn_if_seen
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -209,7 +209,8 @@ def evaluate_run(
     coarse = None
     norm = None
     if get_problem(config.task).inverse:
-        coarse = int(operator.model.output_size(n))
+        coarse = inverse_target_grid(operator.model, n, get_problem(config.task),
+                                     int(ds.sizes["x"]))
         if config.noise > 0:
             norm = _inverse_normalizer(operator.cpu(), n)
             operator.to(dev)

@@ -32,7 +32,38 @@ from .config import TrainConfig
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.normalizer import UnitGaussianNormalizer
 
-__all__ = ["TrainingData", "build_training_data", "make_dataset", "split_indices"]
+__all__ = ["TrainingData", "build_training_data", "inverse_target_grid", "make_dataset",
+           "split_indices"]
+
+
+def inverse_target_grid(model: Any, resolution: int, problem: Problem, n_full: int) -> int:
+    """The coarse grid ``n_c`` an inverse model predicts the coefficient on for observations at
+    ``resolution`` (``n_f``) of ``problem``; the true coefficient is pooled to it by striding,
+    so ``(n_f - 1) % (n_c - 1)`` must be 0 (141 -> 36, 29 -> 8).
+
+    Raises
+    ------
+    ConfigError
+        When it is not; the message lists the resolutions reachable from the file's ``n_full``
+        grid that do give a poolable target grid.
+    """
+    coarse = int(model.output_size(resolution))
+    if coarse > 1 and (resolution - 1) % (coarse - 1) == 0:
+        return coarse
+
+    def poolable(n: int) -> bool:
+        if n < getattr(model, "min_resolution", 2):
+            return False
+        c = int(model.output_size(n))
+        return c > 1 and (n - 1) % (c - 1) == 0
+
+    fits = [n for n in problem.reachable(n_full) if poolable(n)]
+    choose = (f"resolutions reachable from the file's {n_full} that do: {fits}" if fits else
+              f"none of the resolutions reachable from the file's {n_full} does")
+    msg = (f"`resolution` must give an inverse-problem target grid reachable by pooling: the "
+           f"model maps n_f={resolution} to n_c={coarse}, and (n_f - 1) % (n_c - 1) must be 0 "
+           f"(e.g. 141 -> 36, 29 -> 8); {choose}; got {resolution}.")
+    raise ConfigError(msg)
 
 
 def split_indices(n_samples: int, config: TrainConfig) -> dict[str, np.ndarray]:
@@ -232,14 +263,7 @@ def build_training_data(
                f"on the {grid} grid ({describe_grid(grid, n_full, problem.ndim)}){where}.")
         raise DatasetError(msg)
     if problem.inverse:
-        coarse = int(model.output_size(resolution))
-        if (resolution - 1) % (coarse - 1):
-            msg = (
-                f"`resolution` must give an inverse-problem target grid reachable by pooling: "
-                f"the model maps n_f={resolution} to n_c={coarse} and (n_f - 1) % (n_c - 1) must "
-                f"be 0 (e.g. 141 -> 36, 29 -> 8); got {resolution}."
-            )
-            raise ConfigError(msg)
+        coarse = inverse_target_grid(model, resolution, problem, n_full)
     make = dict(resolution=resolution, coarse=coarse)
     in_norm = out_norm = None
     pointwise = config.target_normalizer == "reference"
