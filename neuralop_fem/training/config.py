@@ -70,10 +70,6 @@ _RECORDED_BEFORE = {"amp": "none"}
 _TARGET_NORMALIZERS = ("reference", "global")
 
 
-def _is_int(value: Any) -> bool:
-    return is_int(value)
-
-
 @dataclass(frozen=True, kw_only=True)
 class TrainConfig(FrozenConfig):
     """Every setting of a training run (the model's settings live in its own config).
@@ -294,7 +290,7 @@ class TrainConfig(FrozenConfig):
         for name in names:
             value = getattr(self, name)
             if not isinstance(value, list | tuple) or not value or not all(
-                _is_int(i) and i >= 0 for i in value
+                is_int(i) and i >= 0 for i in value
             ):
                 msg = f"`{name}` must be a non-empty sequence of integers >= 0; got {value!r}."
                 raise ConfigError(msg)

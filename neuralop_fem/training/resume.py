@@ -23,6 +23,8 @@ from typing import Any, NamedTuple, NotRequired, TypedDict
 import numpy as np
 import torch
 
+from solvers.checks import is_int, is_real
+
 from ..errors import ConfigError, RunDirectoryError
 from ..files import ExclusiveLock, remove_stale_temporaries
 from ..models.io import check_state_dict, load_torch_file
@@ -38,7 +40,7 @@ from .optim import (
 )
 
 __all__ = ["LOCK", "RETRY", "RNG_STATES", "LastState", "Progress", "capture_rng",
-           "check_resumable", "code_history", "fail", "is_int", "is_number", "lock_run_dir",
+           "check_resumable", "code_history", "fail", "lock_run_dir",
            "prepare_run_dir", "read_last", "restore", "restore_rng"]
 
 _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
@@ -128,14 +130,6 @@ def _check_files(run_dir: Path, *, overwrite: bool, is_main: bool) -> None:
             remove_stale_temporaries(run_dir, name)
 
 
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def _is_plain(value: Any) -> bool:
     """None, bool, int, float, str or a flat list of them (the values of a run's identity)."""
     scalar = (type(None), bool, int, float, str)
@@ -147,7 +141,7 @@ def _check_history(history: Any, epoch: int, source: Any) -> None:
     ok = isinstance(history, dict) and set(history) == set(_HISTORY)
     if ok:
         ok = all(isinstance(history[k], list) and len(history[k]) == epoch
-                 and all(is_number(v) for v in history[k]) for k in _HISTORY)
+                 and all(is_real(v) for v in history[k]) for k in _HISTORY)
     if not ok:
         raise fail(source, "history", f"lists {', '.join(_HISTORY)} of {epoch} numbers each "
                                        "(one per epoch completed)")
@@ -212,10 +206,10 @@ def read_last(path: Path, *, fmt: str = ck.LAST_FORMAT, what: str | None = None)
     best_epoch, best_val = state.get("best_epoch"), state.get("best_val")
     if not is_int(best_epoch) or not 0 <= best_epoch <= epoch:
         raise fail(path, "best_epoch", f"an integer in [0, epoch={epoch}]", best_epoch)
-    if not is_number(best_val):
+    if not is_real(best_val):
         raise fail(path, "best_val", "a number", best_val)
     wall = state.get("wall_time_s")
-    if not is_number(wall) or not 0 <= wall < math.inf:
+    if not is_real(wall) or not 0 <= wall < math.inf:
         raise fail(path, "wall_time_s", "a finite number >= 0", wall)
     if set(state["rng"]) != set(RNG_STATES):
         raise fail(path, "rng", f"an object with the states {', '.join(RNG_STATES)}")
@@ -287,11 +281,11 @@ def _expected(key: str, value: Any, lr_scale: float) -> Any:
         return value
     if isinstance(value, list):
         return [v * lr_scale for v in value]
-    return value * lr_scale if is_number(value) else value
+    return value * lr_scale if is_real(value) else value
 
 
 def _same(saved: Any, expected: Any) -> bool:
-    if is_number(saved) and is_number(expected):
+    if is_real(saved) and is_real(expected):
         return math.isclose(saved, expected, rel_tol=1e-12, abs_tol=0.0)
     if isinstance(saved, list) and isinstance(expected, list) and len(saved) == len(expected):
         return all(_same(a, b) for a, b in zip(saved, expected, strict=True))
@@ -313,10 +307,10 @@ def _restore_optimizer(optimizer: torch.optim.Optimizer, saved: dict[str, Any],
                 raise fail(source, f"optimizer.param_groups[{i}].{key}",
                            f"{value!r} (from the run's settings)", group.get(key))
         lr, betas = group.get("lr"), group.get("betas")
-        if not (is_number(lr) and 0 <= lr < math.inf):
+        if not (is_real(lr) and 0 <= lr < math.inf):
             raise fail(source, f"optimizer.param_groups[{i}].lr", "a finite number >= 0", lr)
         if not (isinstance(betas, list | tuple) and len(betas) == 2
-                and all(is_number(b) and 0 <= b < 1 for b in betas)):
+                and all(is_real(b) and 0 <= b < 1 for b in betas)):
             raise fail(source, f"optimizer.param_groups[{i}].betas", "two numbers in [0, 1)",
                         betas)
         for p in group["params"]:
@@ -344,7 +338,7 @@ def _restore_scheduler(scheduler: Any, saved: dict[str, Any], steps: int, source
                     saved["last_epoch"])
     last_lr = saved["_last_lr"]
     if not (isinstance(last_lr, list) and len(last_lr) == len(fresh["_last_lr"])
-            and all(is_number(v) and math.isfinite(v) for v in last_lr)):
+            and all(is_real(v) and math.isfinite(v) for v in last_lr)):
         raise fail(source, "scheduler._last_lr", "a list of finite learning rates", last_lr)
     scheduler.load_state_dict(saved)
 

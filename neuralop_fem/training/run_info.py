@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
+from solvers.checks import is_int, is_real
 from solvers.problems import PROBLEMS
 
 from ..errors import RunDirectoryError
@@ -115,14 +116,6 @@ def read_json_file(
     return obj
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def _check_choice(info: dict[str, Any], key: str, options: tuple[str, ...], source: Any) -> None:
     if key in info and info[key] is not None and info[key] not in options:
         raise _fail(source, key, f"one of {', '.join(map(repr, options))}", info[key])
@@ -150,10 +143,10 @@ def rollback_entry_ok(entry: Any) -> bool:
     :data:`ROLLBACK_FIELDS`, epoch >= 1, train loss and validation error numbers or None, a
     reason, lr_scale in (0, 1) (``run.json`` and ``last.pt`` hold the same records)."""
     return (isinstance(entry, dict) and set(entry) == set(ROLLBACK_FIELDS)
-            and _is_int(entry["epoch"]) and entry["epoch"] >= 1
-            and all(entry[k] is None or _is_number(entry[k]) for k in ("train_loss", "val_rel_l2"))
+            and is_int(entry["epoch"]) and entry["epoch"] >= 1
+            and all(entry[k] is None or is_real(entry[k]) for k in ("train_loss", "val_rel_l2"))
             and isinstance(entry["reason"], str)
-            and _is_number(entry["lr_scale"]) and 0 < entry["lr_scale"] < 1)
+            and is_real(entry["lr_scale"]) and 0 < entry["lr_scale"] < 1)
 
 
 def _check_rollbacks(rollbacks: Any, source: Any) -> None:
@@ -168,10 +161,10 @@ def _check_rollbacks(rollbacks: Any, source: Any) -> None:
 
 def _check_scalars(info: dict[str, Any], source: Any) -> None:
     for key in _INT_FIELDS:
-        if key in info and not (_is_int(info[key]) and info[key] >= 0):
+        if key in info and not (is_int(info[key]) and info[key] >= 0):
             raise _fail(source, key, "an integer >= 0", info[key])
     for key in _NUMBER_FIELDS:
-        if info.get(key) is not None and not _is_number(info[key]):
+        if info.get(key) is not None and not is_real(info[key]):
             raise _fail(source, key, "a number or null", info[key])
     for key in ("preset", "device"):
         if info.get(key) is not None and not isinstance(info[key], str):
@@ -201,7 +194,7 @@ def _check_data(data: Any, source: Any) -> int | None:
     if data.get("config_json") is not None and not isinstance(data["config_json"], str):
         raise _fail(source, "data.config_json", "a string or null", data["config_json"])
     n = data.get("n_samples")
-    if n is not None and not (_is_int(n) and n >= 0):
+    if n is not None and not (is_int(n) and n >= 0):
         raise _fail(source, "data.n_samples", "an integer >= 0", n)
     return n
 
@@ -211,7 +204,7 @@ def _check_splits(splits: Any, n_samples: int | None, source: Any) -> None:
         raise _fail(source, "splits", "an object with lists 'train', 'val', 'test'", splits)
     bound = f" below data.n_samples = {n_samples}" if n_samples is not None else ""
     for name, idx in splits.items():
-        ok = isinstance(idx, list) and all(_is_int(i) and i >= 0 for i in idx)
+        ok = isinstance(idx, list) and all(is_int(i) and i >= 0 for i in idx)
         if ok and n_samples is not None:
             ok = all(i < n_samples for i in idx)
         if not ok:
