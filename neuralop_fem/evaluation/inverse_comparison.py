@@ -329,11 +329,17 @@ def _summarise(ds: xr.Dataset, reference: object, candidate: object) -> None:
         i_c, i_w = list(ds["approach"].values).index("classical"), list(
             ds["approach"].values).index("warm_started")
         ratio, t_ratio = float("nan"), float("nan")
+        its = {"classical": float("nan"), "warm_started": float("nan")}
         if same.any():
             ratio = float(solves[i_c].sum() / max(float(solves[i_w].sum()), 1e-12))
             t_ratio = float(times[i_c].sum() / max(float(times[i_w].sum()), 1e-12))
+            iterations = ds["iterations"].values[:, same]
+            its = {"classical": float(iterations[i_c].mean()),
+                   "warm_started": float(iterations[i_w].mean())}
         ds.attrs["solve_ratio"] = ratio
         ds.attrs["time_ratio"] = t_ratio
+        for m, value in its.items():  # observation-grid iterations over the same samples
+            ds.attrs[f"{m}_comparable_iterations"] = value
     ds.attrs.update(problem="darcy-inverse", n_samples=int(ds.sizes["sample"]),
                     reference=_name(reference),
                     candidate=_name(candidate))
