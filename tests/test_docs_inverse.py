@@ -76,6 +76,12 @@ for line in sys.argv[1:]:
 """
 
 
+def _env() -> dict[str, str]:
+    """One thread each, and this checkout's code first."""
+    return {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
 def test_the_inverse_guide_runs_as_written(tmp_path):
     text = DOC.read_text()
     train = _commands(_section(text, "Train one"))
@@ -88,8 +94,7 @@ def test_the_inverse_guide_runs_as_written(tmp_path):
     assert "--maxiter" in compare[1]
     (tmp_path / "guide.py").write_text(script)
     (tmp_path / "driver.py").write_text(_DRIVER)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = _env()
     steps = [*train, "GUIDE", *compare]
     # warnings (e.g. a linear-solve fallback) may show on stderr, never stop the guide
     proc = subprocess.run([sys.executable, "driver.py", *steps], cwd=tmp_path, env=env,
@@ -107,8 +112,7 @@ def test_the_zoo_section_runs_as_written(tmp_path):
     commands = _commands(section, shrink=False)  # already small
     assert [c.split()[0] for c in commands] == ["generate"]
     (tmp_path / "guide.py").write_text("\n".join(_blocks(section, "python")))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = _env()
     # the real command line (its worker processes need the module's main guard), then the script
     for argv in ([sys.executable, "-m", "neuralop_fem.cli", *shlex.split(commands[0])],
                  [sys.executable, "guide.py"]):

@@ -208,16 +208,15 @@ def evaluate_run(
     seen = seen_in_training(info, ds, idx)
     coarse = None
     norm = None
-    if get_problem(config.task).inverse:
-        coarse = inverse_target_grid(operator.model, n, get_problem(config.task),
-                                     int(ds.sizes["x"]))
+    spec = get_problem(config.task)
+    if spec.inverse:
+        coarse = inverse_target_grid(operator.model, n, spec, int(ds.sizes["x"]))
         if config.noise > 0:
             norm = _inverse_normalizer(operator.cpu(), n)
             operator.to(dev)
     dataset = make_dataset(ds, config, indices=idx, resolution=n, coarse=coarse,
                            input_normalizer=norm, in_memory=False)
     loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size or config.eval_batch_size)
-    spec = get_problem(config.task)
     mode = _transfer_mode(transfer, spec, n, int(info["resolution"]))
     l2, h1 = [], []
     peer: dict[str, list[np.ndarray]] = {"rmse": [], "max_error": [], "boundary_rmse": [],

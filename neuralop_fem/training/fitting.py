@@ -157,8 +157,7 @@ def _usable(problem: Problem, model_config: object) -> Callable[[int], bool]:
         if n < MIN_POINTS:
             return False
         if problem.inverse and coarse:
-            n_c = coarse_size(n, float(ratio))
-            return n_c > 1 and (n - 1) % (n_c - 1) == 0
+            return coarse_size(n, float(ratio)) in problem.reachable(n)
         return True
 
     return usable

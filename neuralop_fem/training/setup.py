@@ -47,22 +47,21 @@ def inverse_target_grid(model: Any, resolution: int, problem: Problem, n_full: i
         When it is not; the message lists the resolutions reachable from the file's ``n_full``
         grid that do give a poolable target grid.
     """
-    coarse = int(model.output_size(resolution))
-    if coarse > 1 and (resolution - 1) % (coarse - 1) == 0:
+    def pooled(n: int) -> int | None:  # the model's coarse grid at n, if a strided subgrid
+        coarse = int(model.output_size(n))
+        return coarse if coarse in problem.reachable(n) else None
+
+    coarse = pooled(resolution)
+    if coarse is not None:
         return coarse
-
-    def poolable(n: int) -> bool:
-        if n < getattr(model, "min_resolution", 2):
-            return False
-        c = int(model.output_size(n))
-        return c > 1 and (n - 1) % (c - 1) == 0
-
-    fits = [n for n in problem.reachable(n_full) if poolable(n)]
+    smallest = getattr(model, "min_resolution", 2)
+    fits = [n for n in problem.reachable(n_full) if n >= smallest and pooled(n)]
     choose = (f"resolutions reachable from the file's {n_full} that do: {fits}" if fits else
               f"none of the resolutions reachable from the file's {n_full} does")
     msg = (f"`resolution` must give an inverse-problem target grid reachable by pooling: the "
-           f"model maps n_f={resolution} to n_c={coarse}, and (n_f - 1) % (n_c - 1) must be 0 "
-           f"(e.g. 141 -> 36, 29 -> 8); {choose}; got {resolution}.")
+           f"model maps n_f={resolution} to n_c={int(model.output_size(resolution))}, and "
+           f"(n_f - 1) % (n_c - 1) must be 0 (e.g. 141 -> 36, 29 -> 8); {choose}; got "
+           f"{resolution}.")
     raise ConfigError(msg)
 
 

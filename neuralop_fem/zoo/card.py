@@ -49,6 +49,11 @@ def _e(value: object) -> str:
     return f"{value:.3e}" if isinstance(value, int | float) else "-"
 
 
+def _output_resolution(training: Mapping[str, Any]) -> int:
+    """The grid a model's output is on (older cards: its training resolution)."""
+    return training.get("output_resolution") or training["resolution"]
+
+
 def summary_row(card: Mapping[str, Any]) -> dict[str, Any]:
     """Name, problem, preset, test error at the training resolution, parameters, weight bytes.
 
@@ -56,7 +61,7 @@ def summary_row(card: Mapping[str, Any]) -> dict[str, Any]:
     whose output grid is coarser than its input (the inverse problem).
     """
     train_n = card["training"]["resolution"]
-    out_n = card["training"].get("output_resolution") or train_n
+    out_n = _output_resolution(card["training"])
     errors = {e["resolution"]: e for e in card["test"]["errors"]}
     own = errors.get(train_n) or card["test"]["errors"][0]
     grid = f"{train_n} -> {out_n}" if own["resolution"] == train_n != out_n else own["resolution"]
@@ -160,8 +165,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"{len(card['test']['indices'])} test samples (indices "
         f"{card['test']['indices'][0]}..{card['test']['indices'][-1]} of the dataset), the "
         "model selected on the validation split:", "",
-        *_lines_errors(card["test"]["errors"], t["resolution"],
-                       t.get("output_resolution") or t["resolution"]),
+        *_lines_errors(card["test"]["errors"], t["resolution"], _output_resolution(t)),
         "", "## Data", "",
         f"{d['n_samples']} samples at {d['resolution']}, dataset seed {d['dataset_seed']}, "
         f"checksum of {', '.join(d['checksum_variables'])}: `{d['checksum']}`. Regenerate:", "",
