@@ -9,13 +9,13 @@ Darcy ``nu``/``tensor``/coordinates, ``beta``). See docs/data_from_other_tools.m
 from __future__ import annotations
 
 import argparse
-import logging
+import sys
 
 from ._options import check_input_file, check_output_file, input_file, output_file
 
 __all__ = ["register", "run"]
 
-_log = logging.getLogger(__name__)
+_LAYOUTS = {"neuralop": "neuraloperator .pt dict", "pdebench": "PDEBench HDF5"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -45,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     write = export_neuralop if args.format == "neuralop" else export_pdebench
     with load_dataset(args.file) as ds:
         out = write(ds, args.out, dtype=args.dtype)
-    _log.info("wrote %s", out)
+    sys.stdout.write(f"wrote {out} ({_LAYOUTS[args.format]} of {args.file})\n")
     return 0

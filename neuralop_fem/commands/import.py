@@ -14,14 +14,12 @@ parameters in its attributes (``neuralop-fem info`` shows them); ``train``, ``ev
 from __future__ import annotations
 
 import argparse
-import logging
 import math
+import sys
 
 from ._options import check_input_file, check_output_file, float_range, input_file, output_file
 
 __all__ = ["register", "run"]
-
-_log = logging.getLogger(__name__)
 
 
 def _phases(text: str) -> tuple[float, float]:
@@ -108,5 +106,5 @@ def run(args: argparse.Namespace) -> int:
         from ..data.peers import import_pdebench
 
         out = import_pdebench(args.file, args.out, trajectory=args.trajectory, **common)
-    _log.info("wrote %s", out)
+    sys.stdout.write(f"wrote {out} (netCDF, from the {args.format} file {args.file})\n")
     return 0

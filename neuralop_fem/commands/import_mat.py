@@ -9,8 +9,8 @@ comparisons refuse to pick a reference solver for such data instead of assuming 
 from __future__ import annotations
 
 import argparse
-import logging
 import math
+import sys
 
 from ._options import (
     check_input_file,
@@ -21,8 +21,6 @@ from ._options import (
 )
 
 __all__ = ["register", "run"]
-
-_log = logging.getLogger(__name__)
 
 
 def _physics() -> dict[str, str]:
@@ -91,5 +89,5 @@ def run(args: argparse.Namespace) -> int:
         args.file, args.out, problem=args.problem, dtype=args.dtype, overwrite=args.overwrite,
         **{k: v for k, v in physics.items() if owners[k] == args.problem},
     )
-    _log.info("wrote %s", out)
+    sys.stdout.write(f"wrote {out} (netCDF, from the MATLAB file {args.file})\n")
     return 0

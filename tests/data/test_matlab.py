@@ -88,11 +88,12 @@ def cli(argv):
     return import_mat_command.run(args)
 
 
-def test_cli_import(tmp_path, rng):
+def test_cli_import(tmp_path, rng, capsys):
     src = tmp_path / "piececonst.mat"
     scipy.io.savemat(src, legacy_arrays(rng, "darcy"))
     out = tmp_path / "d.nc"
     assert cli(["import-mat", str(src), "--problem", "darcy", "--out", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out} (netCDF, from the MATLAB file {src})\n"
     with pytest.raises(InputError, match="argument --out: must not be an existing file "
                        r"\(pass --overwrite to replace it\)"):
         cli(["import-mat", str(src), "--problem", "darcy", "--out", str(out)])

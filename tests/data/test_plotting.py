@@ -144,3 +144,24 @@ def test_plain_xarray_plot_puts_x_horizontal_with_one_line_labels(files):
         assert line.axes.get_xlabel() == "position x [1]"
         assert line.axes.get_ylabel() == "solution u(x, T) [1]"
         plt.close("all")
+
+
+def test_plot_leaves_no_folder_on_error_and_replaces_only_with_overwrite(files, tmp_path):
+    """A file that is not a dataset: one line, exit 2, and no ``--out`` folder left behind;
+    an existing figure is kept unless ``--overwrite`` (as ``compare`` and ``export`` do)."""
+    broken = tmp_path / "broken.nc"
+    broken.write_bytes(b"CDF\x01 not really netCDF")
+    out = tmp_path / "figs"
+    proc = run_cli(["plot", str(broken), "--out", str(out)])
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "error:" in proc.stderr
+    assert not out.exists()
+    assert run_cli(["plot", str(files["burgers"]), "--out", str(out)]).returncode == 0
+    first = (out / "samples.png").read_bytes()
+    again = run_cli(["plot", str(files["darcy"]), "--out", str(out)])
+    assert again.returncode == 2
+    assert "--overwrite" in again.stderr and again.stderr.count("\n") == 1
+    assert (out / "samples.png").read_bytes() == first
+    replaced = run_cli(["plot", str(files["darcy"]), "--out", str(out), "--overwrite"])
+    assert replaced.returncode == 0, replaced.stderr
+    assert (out / "samples.png").read_bytes() != first

@@ -31,14 +31,18 @@ def test_import_then_export_both_formats(tmp_path, rng, capsys):
     nc = tmp_path / "d.nc"
     assert main(["import", "neuralop", str(src), "--out", str(nc), "--forcing", "1",
                  "--phase-values", "3,0.5"]) == 0
+    assert capsys.readouterr().out == f"wrote {nc} (netCDF, from the neuralop file {src})\n"
     ds = load_dataset(nc)
     np.testing.assert_array_equal(ds["a"].values, np.where(x, 3.0, 0.5))
     assert main(["export", str(nc), "--format", "neuralop", "--out", str(tmp_path / "b.pt")]) == 0
+    assert capsys.readouterr().out == \
+        f"wrote {tmp_path / 'b.pt'} (neuraloperator .pt dict of {nc})\n"
     back = torch.load(tmp_path / "b.pt")
     np.testing.assert_array_equal(back["x"].numpy(), x)
     np.testing.assert_array_equal(back["y"].numpy(), y)
     hdf = tmp_path / "2D_DarcyFlow_beta1.0_Train.hdf5"
     assert main(["export", str(nc), "--format", "pdebench", "--out", str(hdf)]) == 0
+    assert capsys.readouterr().out == f"wrote {hdf} (PDEBench HDF5 of {nc})\n"
     with h5py.File(hdf, "r") as f:
         np.testing.assert_array_equal(f["tensor"][:, 0], y)
     # An existing --out is refused before any work (one line, exit 2).
