@@ -48,6 +48,19 @@ def test_generate_darcy_maps_options_onto_the_config(tmp_path):
         assert set(np.unique(ds["a"].values)) <= {3.0, 10.0}
 
 
+def test_generate_is_quiet_without_v(tmp_path):
+    """Without ``-v`` (and off a terminal, so no bar) ``generate`` writes one line on stdout
+    and nothing on stderr; ``-v`` adds the progress as log lines."""
+    quiet = subprocess.run(_cli("darcy", "--samples", "4", "--out", str(tmp_path / "q.nc"),
+                                *SMALL), capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0, quiet.stderr
+    assert (quiet.stdout, quiet.stderr) == (f"wrote {tmp_path / 'q.nc'}\n", "")
+    loud = subprocess.run(_cli("darcy", "--samples", "4", "--out", str(tmp_path / "v.nc"),
+                               *SMALL, "-v"), capture_output=True, text=True, timeout=300)
+    assert loud.returncode == 0, loud.stderr
+    assert "INFO: 4/4 samples done" in loud.stderr
+
+
 def test_generate_burgers_with_trajectory(tmp_path):
     pytest.importorskip("solvers.burgers")
     out = tmp_path / "b.nc"
@@ -167,8 +180,8 @@ def _kill_and_resume(tmp_path, *, samples):
     done = len(_partial_chunks(out))
     assert 2 <= done < samples // 2
     assert not out.exists()
-    resumed = subprocess.run(_cli(*args, "--out", str(out)), env=env, capture_output=True,
-                             text=True, timeout=300)
+    resumed = subprocess.run(_cli(*args, "--out", str(out), "-v"), env=env,
+                             capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{done} of {samples // 2} chunks already done" in resumed.stderr
     with load_dataset(ref) as a, load_dataset(out) as b:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import logging
+import sys
 from typing import Any
 
 from ..problems import kits
@@ -63,7 +63,7 @@ def _add_common(parser: argparse.ArgumentParser, resolution: int, chunk_size: in
                         help="samples per chunk: one solver call, one unit of resumption "
                              f"(default {chunk_size})")
     parser.add_argument("--no-progress", dest="progress", action="store_false", default=None,
-                        help="log lines instead of a progress bar even on a terminal")
+                        help="no progress bar, even on a terminal (-v: progress as log lines)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -140,9 +140,6 @@ def run(args: argparse.Namespace) -> int:
         if type(base) is not config_class(problem):
             base = config_class(problem)()
     config = _build_config(args, _apply_like(args, base))
-    log = logging.getLogger("neuralop_fem.data.generation")
-    if log.level == logging.NOTSET:
-        log.setLevel(logging.INFO)  # progress lines (off a terminal) and resume notices
     append = args.append is not None
     path = generate(
         problem,
@@ -159,5 +156,5 @@ def run(args: argparse.Namespace) -> int:
         chunk_size=args.chunk_size,
         progress=args.progress,
     )
-    log.info("wrote %s", path)
+    sys.stdout.write(f"wrote {path}\n")
     return 0
