@@ -302,8 +302,11 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import TrainingDivergedError
     from ..models.presets import model_preset
     from ..training import TrainConfig, Trainer
+    from ..training.loggers import check_backend, make_logger
     from ..training.optim import schedule_note
 
+    if config["log"] is not None:  # refused before the run directory exists
+        check_backend(config["log"])
     preset = config["preset"]
     model_config = model_preset(preset).replace(**config["model_config"])
     train_config = TrainConfig.from_dict(config["train_config"])
@@ -314,8 +317,6 @@ def run(args: argparse.Namespace) -> int:
                  preset=preset, overwrite=args.overwrite) as trainer:
         logger = None
         if config["log"] is not None and trainer.ctx.is_main:
-            from ..training.loggers import make_logger
-
             hparams = {"preset": preset, **train_config.to_dict(),
                        **{f"model.{k}": v for k, v in model_config.to_dict().items()}}
             logger = make_logger(config["log"], out, hparams=hparams)

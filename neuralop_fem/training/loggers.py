@@ -22,6 +22,7 @@ that checkpoint by the killed process appear twice in TensorBoard, once per proc
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import ConfigError
 
 __all__ = ["EPOCH_SCALARS", "LOGGERS", "ExperimentLogger", "MLflowLogger", "TensorBoardLogger",
-           "WandbLogger", "make_logger", "tracking_uri"]
+           "WandbLogger", "check_backend", "make_logger", "tracking_uri"]
 
 #: EpochRow key -> scalar name.
 EPOCH_SCALARS = {"train_loss": "train/loss", "val_rel_l2": "val/rel_l2", "lr": "train/lr",
@@ -156,6 +157,27 @@ class WandbLogger:
 LOGGERS = {"tensorboard": "tensorboard", "mlflow": "mlflow.db", "wandb": "wandb"}
 
 
+#: ``--log`` names -> the package each backend needs.
+_PACKAGES = {"tensorboard": "tensorboard", "mlflow": "mlflow", "wandb": "wandb"}
+
+
+def check_backend(name: str) -> None:
+    """Check, without importing it, that the package of the logger ``name`` is installed, so
+    that a command refuses a missing backend before it creates a run directory.
+
+    Raises
+    ------
+    ConfigError
+        An unknown name (the message lists them) or a backend whose package is not installed
+        (the message names the extra to install).
+    """
+    if name not in LOGGERS:
+        msg = f"`log` must be one of {', '.join(map(repr, LOGGERS))}; got {name!r}."
+        raise ConfigError(msg)
+    if importlib.util.find_spec(_PACKAGES[name]) is None:
+        raise _missing(_PACKAGES[name])
+
+
 def tracking_uri(store: str | os.PathLike[str]) -> str:
     """The MLflow tracking URI of the SQLite database file ``store``."""
     return "sqlite:///" + Path(store).resolve().as_posix()
@@ -171,9 +193,7 @@ def make_logger(name: str, run_dir: str | os.PathLike[str], *,
         An unknown name (the message lists them) or a backend whose package is not installed
         (the message names the extra to install).
     """
-    if name not in LOGGERS:
-        msg = f"`log` must be one of {', '.join(map(repr, LOGGERS))}; got {name!r}."
-        raise ConfigError(msg)
+    check_backend(name)
     run_dir = Path(run_dir)
     where = run_dir / LOGGERS[name]
     if name == "tensorboard":

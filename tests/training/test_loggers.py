@@ -156,3 +156,25 @@ def test_unknown_logger_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"`log` must be one of 'tensorboard', 'mlflow', "
                                           r"'wandb'; got 'csv'"):
         make_logger("csv", tmp_path, hparams={})
+
+
+def test_a_missing_backend_is_refused_before_the_run_directory_exists(tmp_path, burgers_file,
+                                                                      monkeypatch, capsys):
+    """``--log`` whose package is not installed: one line naming the extra, exit 2, and no
+    run directory (not one whose run.json says ``running`` forever)."""
+    import importlib.util
+
+    from neuralop_fem.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "tensorboard" else real(name, *a))
+    run = tmp_path / "run"
+    status = main(["train", "--data", str(burgers_file), "--preset", "burgers-galerkin", "--out",
+                   str(run), "--epochs", "1", "--resolution", "32", "--n-train", "12",
+                   "--n-val", "4", "--n-test", "4", "--log", "tensorboard"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1
+    assert "pip install 'neuralop-fem[tensorboard]'" in err
+    assert not run.exists()
