@@ -48,6 +48,7 @@ from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .data_identity import with_moved_data
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
+from .loss_readout import LossReadout, readout_interval
 from .losses import operator_loss
 from .optim import make_optimizer, make_scheduler
 from .progress import TrainingProgress, training_warnings
@@ -283,7 +284,9 @@ class Trainer:
     def _train_epoch(self, progress: TrainingProgress, t0: float) -> tuple[float, float]:
         """One epoch: an optimizer step after every ``grad_accumulation`` batches (and after
         the last batch), each loss divided by the size of its group. ``t0``: the epoch's start
-        (``time.perf_counter``; earlier by the seconds a resumed epoch had run)."""
+        (``time.perf_counter``; earlier by the seconds a resumed epoch had run). The losses
+        are read from the device in groups (:class:`.loss_readout.LossReadout`): on a GPU the
+        host does not wait for each step to finish."""
         self.train_module.train()
         total, group, lr = 0.0, 0.0, float("nan")
         k, n = self.config.grad_accumulation, len(self.sampler)
@@ -298,6 +301,14 @@ class Trainer:
         if within is not None:
             rs.restore_rng(self.within_rng, None, self.run_dir / ck.PARTIAL)
         clock = we.CheckpointClock(0 if self.ctx.distributed else self.config.checkpoint_minutes)
+
+        def consume(value: float, size: int) -> None:  # every step's loss, in order
+            nonlocal total, group
+            group += value / size
+            total += value
+            progress.batch(value)
+
+        losses = LossReadout(readout_interval(self.device), consume)
         for i, batch in enumerate(batches, start=0 if within is None else within["batches_done"]):
             batch = self._batch(batch)
             if i % k == 0:
@@ -306,8 +317,7 @@ class Trainer:
             loss = self._loss(pred, batch)
             size = min(k, n - i // k * k)
             (loss / size).backward()
-            value = float(loss.detach())
-            group += value / size
+            losses.add(loss, size)
             if (i + 1) % k == 0 or i + 1 == n:
                 if self.config.grad_clip > 0:
                     nn.utils.clip_grad_norm_(self.operator.parameters(), self.config.grad_clip)
@@ -316,15 +326,16 @@ class Trainer:
                 if per_step:
                     self.scheduler.step()
                 if self.logger is not None:
+                    losses.flush()  # the logger takes each step's loss
                     self.logger.log_step(self.epoch * self.steps_per_epoch + i // k + 1, group, lr)
-                group = 0.0
-            total += value
-            progress.batch(value)
+                group = 0.0  # read only by the logger, after its flush
             if (i + 1) % k == 0 and i + 1 < n and clock.due():
+                losses.flush()
                 self.save_last(we.WithinEpoch(
                     batches_done=i + 1, loss_sum=total, lr=lr, epoch_rng=epoch_rng,
                     elapsed_s=time.perf_counter() - t0))
                 clock.reset()
+        losses.flush()
         return self.ctx.mean(total / n, self.device), lr
 
     @torch.no_grad()
