@@ -125,7 +125,7 @@ def surrogate_from_module(cls: type[_S], module: torch.nn.Module, *, problem: st
                           resolution: int, layout: str = "channels_last",
                           with_coordinates: bool = False, dataset: Any = None,
                           name: str | None = None, device: str | torch.device | None = None,
-                          batch_size: int = 16,
+                          batch_size: int | None = None,
                           ood_reference: OODReference | None = None) -> _S:
     """A surrogate from any torch module (another package's model, one trained elsewhere).
 

@@ -24,16 +24,20 @@ from numpy.typing import NDArray
 
 from solvers.checks import check_int, plain
 from solvers.contract import Batch, Solver, SolveReport, SolverInput, SolverOutput, as_batch
+from solvers.darcy import DarcyFDSolver
 from solvers.problems import get_problem
 
 from ..data.ood import OODReference
 from ..data.provenance import unknown_physics
 from ..errors import InputError, RunDirectoryError
 from ..models.size import check_resolution
+from .inference import CPU_BATCH, check_precision, cuda_batch_size, inference_forward, predict
 from .input_shape import InputShape
 from .module_adapter import surrogate_from_module
 from .resample import resample_nodes, resample_periodic
 from .run_record import load_operator, lookup, ood_from_provenance
+from .stencil import fd_relative_residual
+from .warmstart import relative_residual
 
 __all__ = ["OODWarning", "Surrogate", "resample_nodes", "resample_periodic"]
 
@@ -67,8 +71,16 @@ class Surrogate:
         Contents of the run's ``run.json`` (provenance, errors, ...); may be empty.
     device : str or torch.device or None
         None: CUDA when available, else CPU.
-    batch_size : int
+    batch_size : int or None
         Samples per forward pass; bounds the memory (activations ~ batch_size * n^d * width).
+        None: follow the device's memory (CUDA: the largest power of two up to 1024 whose
+        activations, measured on a probe pass, fill at most half the free memory; the CPU:
+        :data:`~neuralop_fem.surrogate.inference.CPU_BATCH`, 16).
+    precision : {"float32", "bf16", "tf32"}
+        Arithmetic of the forward pass (:mod:`neuralop_fem.surrogate.inference`): the model's
+        own float32 (default), bfloat16 autocast with the float32 parts kept, or (CUDA only)
+        TF32 matrix products. Each one's accuracy cost on the zoo's models is in
+        ``benchmarks/results/inference.md``.
     ood_reference : OODReference or None
         Training-input statistics for the out-of-distribution check (None: no check).
 
@@ -79,18 +91,22 @@ class Surrogate:
     def __init__(self, operator: torch.nn.Module, *, problem: str, resolution: int,
                  run_info: Mapping[str, object] | None = None,
                  device: str | torch.device | None = None,
-                 batch_size: int = 16, ood_reference: OODReference | None = None,
-                 name: str = "surrogate", output_resolution: int | None = None) -> None:
+                 batch_size: int | None = None, ood_reference: OODReference | None = None,
+                 name: str = "surrogate", output_resolution: int | None = None,
+                 precision: str = "float32") -> None:
         self.spec = get_problem(problem)
         self.output_resolution = int(resolution if output_resolution is None
                                      else output_resolution)
-        batch_size = check_int(batch_size, name="batch_size", minimum=1)
         self.device = torch.device(device) if device is not None else _default_device()
         self.operator = operator.to(self.device).eval()
         self.problem = problem
         self.resolution = int(resolution)
         self.run_info: dict[str, Any] = dict(run_info or {})
-        self.batch_size = batch_size
+        self._batch_size: int | None = None
+        self.batch_size = batch_size  # type: ignore[assignment]
+        self._precision = "float32"
+        self._forward: torch.nn.Module = self.operator
+        self.precision = precision
         self.ood_reference = ood_reference
         self.name = name
         self.last_ood_score: NDArray[np.float64] | None = None
@@ -101,7 +117,7 @@ class Surrogate:
 
     @classmethod
     def load(cls, run_dir: str | os.PathLike[str], *, device: str | torch.device | None = None,
-             batch_size: int = 16) -> Surrogate:
+             batch_size: int | None = None, precision: str = "float32") -> Surrogate:
         """Load the selected (best) model of a training run directory (or ``"zoo:NAME"``).
 
         Reads ``run_dir/run.json`` and ``run_dir/best.pt`` through
@@ -137,7 +153,7 @@ class Surrogate:
         sur = cls(operator, problem=problem, resolution=resolution, run_info=info, device=dev,
                   batch_size=batch_size, ood_reference=ood,
                   name=f"{info.get('preset') or problem} surrogate ({path.name})",
-                  output_resolution=int(output))
+                  output_resolution=int(output), precision=precision)
         from ..zoo import read_entry_card
 
         sur.card = read_entry_card(path)
@@ -145,7 +161,7 @@ class Surrogate:
 
     @classmethod
     def pretrained(cls, name: str, *, device: str | torch.device | None = None,
-                   batch_size: int = 16) -> Surrogate:
+                   batch_size: int | None = None, precision: str = "float32") -> Surrogate:
         """A model of the zoo shipped with the package (``neuralop-fem zoo`` lists them).
 
         ``Surrogate.pretrained("burgers-fno")`` is ``Surrogate.load("zoo:burgers-fno")``; its
@@ -158,7 +174,8 @@ class Surrogate:
         """
         from ..zoo import entry_dir
 
-        sur = cls.load(entry_dir(name), device=device, batch_size=batch_size)
+        sur = cls.load(entry_dir(name), device=device, batch_size=batch_size,
+                       precision=precision)
         sur.name = f"{name} (zoo)"
         return sur
 
@@ -242,9 +259,38 @@ class Surrogate:
 
     @property
     def config(self) -> dict[str, Any]:
-        """JSON-serialisable description (problem, resolution, batch size, device)."""
+        """JSON-serialisable description (problem, resolution, batch size, device, precision)."""
         return {"problem": self.problem, "resolution": self.resolution,
-                "batch_size": self.batch_size, "device": str(self.device)}
+                "batch_size": self.batch_size, "device": str(self.device),
+                "precision": self.precision}
+
+    @property
+    def batch_size(self) -> int:
+        """Samples per forward pass: the one set, else the device's automatic one (computed
+        on first use; see the class's ``batch_size``)."""
+        if self._batch_size is None:
+            if self.device.type == "cuda":
+                sample = torch.ones((1, *[self.resolution] * len(self.spec.dims), 1),
+                                    dtype=self.dtype, device=self.device)
+                self._batch_size = cuda_batch_size(self._forward, sample, self.device)
+            else:
+                self._batch_size = CPU_BATCH
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: int | None) -> None:
+        self._batch_size = None if value is None else check_int(value, name="batch_size",
+                                                                  minimum=1)
+
+    @property
+    def precision(self) -> str:
+        """Arithmetic of the forward pass: ``"float32"``, ``"bf16"`` or ``"tf32"`` (CUDA)."""
+        return self._precision
+
+    @precision.setter
+    def precision(self, value: str) -> None:
+        self._precision = check_precision(value, self.device)
+        self._forward = inference_forward(self.operator, value, self.device)
 
     def reference_solver(self) -> Solver:
         """The classical solver that produced the training labels, rebuilt from provenance.
@@ -283,8 +329,14 @@ class Surrogate:
 
     def solve(self, inputs: SolverInput, *, initial_guess: object = None,
               resample: bool = False) -> SolverOutput:
-        """Predict the solution for each input sample; see :meth:`solve_with_report`."""
-        return self.solve_with_report(inputs, initial_guess=initial_guess, resample=resample)[0]
+        """Predict the solution for each input sample; see :meth:`solve_with_report`.
+
+        The fast path: the checks of the inputs, the forward pass and the transfers, no
+        diagnostics (:meth:`solve_with_report` adds the report, :meth:`residual` the residual
+        of a prediction).
+        """
+        batch, values = self._checked(inputs, initial_guess, resample)
+        return self._restore(batch, self._infer(values, resample))
 
     def solve_with_report(self, inputs: SolverInput, *, initial_guess: object = None,
                           resample: bool = False) -> tuple[SolverOutput, SolveReport]:
@@ -314,8 +366,9 @@ class Surrogate:
             output, ``"u"`` or ``"a"``, with the coordinates of its grid).
         report : SolveReport
             ``iterations`` 0, ``residual`` NaN (Burgers, inverse) or the relative residual
-            ``||b - A u||/||b||`` of the training solver's discrete Darcy system, and the
-            wall time per sample (forward passes split evenly).
+            ``||b - A u||/||b||`` of the training solver's discrete Darcy system
+            (:meth:`residual`, computed after the timed part), and the wall time per sample of
+            :meth:`solve`'s work (forward passes split evenly).
 
         Raises
         ------
@@ -331,6 +384,55 @@ class Surrogate:
         OODWarning
             When inputs look unlike the training inputs (see :mod:`neuralop_fem.data.ood`).
         """
+        batch, values = self._checked(inputs, initial_guess, resample)
+        t0 = time.perf_counter()
+        pred = self._infer(values, resample)
+        elapsed = time.perf_counter() - t0
+        n_s = len(values)
+        report = SolveReport(iterations=np.zeros(n_s, dtype=np.int64),
+                             residual=self.residual(values, pred),
+                             solve_time=np.full(n_s, elapsed / n_s), method=self.name)
+        return self._restore(batch, pred), report
+
+    def residual(self, inputs: SolverInput, prediction: SolverInput) -> NDArray[np.float64]:
+        """Relative residual ``||b - A u|| / ||b||`` of each prediction ``u`` in the discrete
+        Darcy system of the training data's solver, with coefficient ``inputs``.
+
+        For a :class:`~solvers.darcy.DarcyFDSolver` (node grid, constant forcing) a batched
+        5-point stencil in torch on the surrogate's device
+        (:func:`~neuralop_fem.surrogate.stencil.fd_relative_residual`, no sparse matrix);
+        for the node-grid FEM solver its assembled system
+        (:func:`~neuralop_fem.surrogate.warmstart.relative_residual`, on the CPU). NaN for
+        every sample of a problem without such a system (Burgers, the inverse problem), of a
+        solver on another grid, or of data without their physical parameters.
+
+        Parameters
+        ----------
+        inputs, prediction : (n_samples, n, n) or (n, n) arrays or DataArrays
+            Coefficient ``a`` and the predicted solution on the same node grid.
+
+        Returns
+        -------
+        (n_samples,) float64 array.
+        """
+        a = as_batch(inputs, name=self.spec.input_name, core_dims=self.spec.dims).values
+        u = as_batch(prediction, name=self.spec.output_name, core_dims=self.spec.dims).values
+        nan = np.full(len(a), np.nan)
+        if (not self.spec.can("energy_norm") or unknown_physics(self.provenance, self.problem)
+                or a.shape != u.shape):
+            return nan
+        reference = self.reference_solver()
+        # The residual of the node-grid system (solvers on other grids: NaN, unknown).
+        if getattr(reference, "grid", "nodes") != "nodes":
+            return nan
+        if isinstance(reference, DarcyFDSolver):
+            return fd_relative_residual(a, u, forcing=reference.forcing,
+                                        averaging=reference.averaging, device=self.device)
+        return relative_residual(reference, a, u)
+
+    def _checked(self, inputs: SolverInput, initial_guess: object,
+                 resample: bool) -> tuple[Batch, NDArray[np.float64]]:
+        """The inputs as a batch and its float64 values, after the contract's checks."""
         if initial_guess is not None:
             msg = ("`initial_guess` must be None for a surrogate; "
                    f"got {type(initial_guess).__name__}.")
@@ -346,25 +448,20 @@ class Surrogate:
         if self.spec.positive_input and (values <= 0).any():
             msg = f"`{name}` must be > 0 everywhere; got minimum {plain(values.min())}."
             raise InputError(msg)
-        n_in = values.shape[-1]
-        t0 = time.perf_counter()
+        return batch, values
+
+    def _infer(self, values: NDArray[np.float64], resample: bool) -> NDArray[np.float64]:
+        """The prediction for checked inputs: to the model grid, the out-of-distribution
+        check, the forward pass (:func:`~neuralop_fem.surrogate.inference.predict`), the
+        finiteness check and (``resample``) back to the input grid."""
         model_in = self._to_model_grid(values)
         self._check_ood(model_in)
-        pred = self._predict(model_in)
+        pred = predict(self._forward, model_in, device=self.device, dtype=self.dtype,
+                       batch_size=self.batch_size, precision=self.precision)
         _check_finite_prediction(pred, self.name, self.last_ood_score)
         if resample:
-            pred = self._from_model_grid(pred, n_in)
-        elapsed = time.perf_counter() - t0
-        n_s = len(values)
-        residual = np.full(n_s, np.nan)
-        if self.spec.can("energy_norm") and not unknown_physics(self.provenance, self.problem):
-            reference = self.reference_solver()
-            # The residual of the node-grid system (solvers on other grids: NaN, unknown).
-            if getattr(reference, "grid", "nodes") == "nodes":
-                residual = _darcy_residual(reference, values, pred)
-        report = SolveReport(iterations=np.zeros(n_s, dtype=np.int64), residual=residual,
-                             solve_time=np.full(n_s, elapsed / n_s), method=self.name)
-        return self._restore(batch, pred), report
+            pred = self._from_model_grid(pred, values.shape[-1])
+        return pred
 
     def _restore(self, batch: Batch, pred: NDArray[np.float64]) -> SolverOutput:
         """The prediction in the caller's form; an output on another grid than the input (an
@@ -411,7 +508,7 @@ class Surrogate:
         self.last_ood_score = score
         if flagged.any():
             warnings.warn(f"{self.name}: {message}; predictions may be unreliable.",
-                          OODWarning, stacklevel=3)
+                          OODWarning, stacklevel=4)
 
     @property
     def dtype(self) -> torch.dtype:
@@ -420,20 +517,6 @@ class Surrogate:
         param = next(self.operator.parameters(), None)
         return getattr(self.operator, "input_dtype", None) or (
             torch.float32 if param is None else param.dtype)
-
-    def _predict(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        dtype = self.dtype
-        out = []
-        with torch.no_grad():
-            for start in range(0, len(values), self.batch_size):
-                # Cast on the host (half the bytes of float64 cross the bus); from pinned
-                # memory the copy to a GPU is asynchronous.
-                x = torch.from_numpy(values[start:start + self.batch_size, ..., None]).to(dtype)
-                if self.device.type == "cuda":
-                    x = x.pin_memory()
-                y = self.operator(x.to(self.device, non_blocking=True))
-                out.append(y[..., 0].to("cpu", torch.float64).numpy())
-        return np.concatenate(out, axis=0)
 
 
 def _check_finite_prediction(pred: NDArray[np.float64], name: str,
@@ -447,10 +530,3 @@ def _check_finite_prediction(pred: NDArray[np.float64], name: str,
                f"{len(pred)} input samples (positions {which[:10].tolist()}){where}; these "
                "inputs are far outside what it was trained on.")
         raise InputError(msg)
-
-
-def _darcy_residual(solver: Any, a: NDArray[np.float64],
-                    u: NDArray[np.float64]) -> NDArray[np.float64]:
-    from .warmstart import relative_residual
-
-    return relative_residual(solver, a, u)
