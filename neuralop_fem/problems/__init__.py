@@ -172,6 +172,11 @@ class ProblemKit:
         Its :class:`~neuralop_fem.problems.reproduction.ReproductionSpec` (the sizes, grids
         and paper's numbers of ``neuralop-fem reproduce``), a reference to one, or None: the
         problem has no reproduction entry.
+    torch_solvers
+        The torch twins of its numpy solvers: short solver name (a key of the Problem's
+        ``solvers``) -> the twin class or a reference to one, with a ``from_solver(solver, *,
+        device, batch_size)`` constructor (:mod:`neuralop_fem.torch_solvers`); what
+        ``generate --device`` solves with. Empty: no twin.
     """
 
     name: str
@@ -196,9 +201,11 @@ class ProblemKit:
     half_lr_attentions: frozenset[str] = frozenset()
     presets: Ref = None
     reproduction: Ref = None
+    torch_solvers: Mapping[str, Ref] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("fields", "optional_fields", "variable_attrs", "train_defaults"):
+        for name in ("fields", "optional_fields", "variable_attrs", "train_defaults",
+                     "torch_solvers"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "half_lr_attentions", frozenset(self.half_lr_attentions))
         _check_peer_formats(self)
@@ -254,6 +261,21 @@ class ProblemKit:
     def model_presets(self) -> Mapping[str, Any]:
         """Its model presets beyond :data:`neuralop_fem.models.PRESETS` (may be empty)."""
         return {} if self.presets is None else load(self.presets)
+
+    def torch_solver_class(self, name: str) -> type:
+        """The torch twin of its numpy solver of short name ``name`` (:attr:`torch_solvers`).
+
+        Raises
+        ------
+        InputError
+            The solver has no twin (the message lists those that have one).
+        """
+        if name not in self.torch_solvers:
+            have = ", ".join(map(repr, self.torch_solvers)) or "none"
+            msg = (f"`solver` must be one with a torch twin for {self.name!r} ({have}); "
+                   f"got {name!r}.")
+            raise InputError(msg)
+        return load(self.torch_solvers[name])
 
     def reproduction_spec(self) -> ReproductionSpec | None:
         """Its reproduction entry (:attr:`reproduction`), None when it has none.

@@ -95,6 +95,7 @@ BURGERS = ProblemKit(
         },
         epoch_budget=True,
     ),
+    torch_solvers={"spectral": "neuralop_fem.torch_solvers:TorchBurgersSpectralSolver"},
 )
 
 DARCY = ProblemKit(
@@ -154,6 +155,7 @@ DARCY = ProblemKit(
         paper_row="darcy 141/43",
         paper={"darcy 141/43": {"fourier": 0.873e-2, "galerkin": 0.839e-2, "fno": 1.419e-2}},
     ),
+    torch_solvers={"fd": "neuralop_fem.torch_solvers:TorchDarcyFDSolver"},
 )
 
 DARCY_INVERSE = ProblemKit(
