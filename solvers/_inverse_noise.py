@@ -183,7 +183,9 @@ def paper_noise_to_relative(
     if not np.all(norms > 0):
         msg = "`observed` must not be identically 0 on the interior nodes."
         raise InputError(msg)
-    levels = eps * float(np.linalg.norm(sigma)) / norms
+    # numpy's pairwise sum, not the BLAS dot of a flat norm: the same level at any BLAS
+    # thread count (a threaded dot splits the sum by thread).
+    levels = eps * float(np.sqrt(np.sum(np.square(sigma)))) / norms
     return float(levels) if obs.ndim == 2 else levels
 
 

@@ -94,7 +94,9 @@ def energy_norm(a: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
     for s in range(len(a)):
         k_mat = fem.stiffness(a[s])
         e = v[s].ravel()[fem.grid_of_dof]
-        out[s] = np.sqrt(max(float(e @ (k_mat @ e)), 0.0))
+        # numpy's own pairwise sum, not BLAS's dot: a threaded dot splits the sum by thread
+        # count, and the same error must come out at any BLAS thread setting.
+        out[s] = np.sqrt(max(float(np.sum(e * (k_mat @ e))), 0.0))
     return out
 
 

@@ -9,9 +9,10 @@ cost**, and against an **efficient** numerical method. This module applies both:
    surrogate; the mean relative L2 error against the same truth and the time per sample give
    one point per rung;
 2. :func:`pareto_front` keeps the rungs that no other rung beats in both error and time
-   (time increasing, error strictly decreasing along the front);
+   (time increasing, error decreasing by more than round-off along the front);
 3. :func:`place` puts the surrogate on it. *Equal accuracy*: the solver time at the
-   surrogate's error, log-log interpolated between the two front rungs around it; the
+   surrogate's error, log-log interpolated between the two front rungs around it (a rung's
+   own time when the errors agree up to round-off, :data:`ERROR_RTOL`); the
    speed-up is that time over the surrogate's. A surrogate more accurate than every rung gets
    no number (no extrapolation); a surrogate less accurate than the cheapest rung gets a
    bound (the solver needs at most the cheapest rung's time). *Equal cost*: the most accurate
@@ -36,13 +37,22 @@ from solvers.problems import Problem
 from ..errors import InputError
 from ..metrics import relative_l2
 
-__all__ = ["add_verdict", "busy_note", "machine_load", "measure_ladder", "pareto_front",
-           "place", "time_surrogate", "torch_threads", "verdict_sentence", "where_label"]
+__all__ = ["ERROR_RTOL", "add_verdict", "busy_note", "machine_load", "measure_ladder",
+           "pareto_front", "place", "same_error", "time_surrogate", "torch_threads",
+           "verdict_sentence", "where_label"]
 
 Array = NDArray[np.float64]
 
 #: Samples timed one per call (the per-call cost barely depends on the sample).
 _BATCH1_SAMPLES = 4
+
+#: Two errors within this relative distance are one error. The same accuracy computed along two
+#: routes (another summation order, a BLAS reduction split over another number of threads,
+#: another SIMD path) differs by a few units in the last place: at most about ``n eps``
+#: (2e-11 for 421^2 grid points, eps = 1.1e-16) for the sums of squares of a relative L2
+#: error, far less in practice. Distinct solver settings differ by percents, and the mean error
+#: over samples is uncertain by far more than 1e-9, so nothing real is merged.
+ERROR_RTOL = 1e-9
 
 
 def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, problem: Problem,
@@ -160,37 +170,55 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
 def pareto_front(errors: Array, times: Array) -> NDArray[np.int64]:
     """Indices of the rungs on the accuracy-cost front, cheapest first.
 
-    A rung is on the front when no other rung is at least as fast and strictly more accurate
-    (or strictly faster and at least as accurate). Along the returned order the time
-    increases and the error strictly decreases.
+    A rung is on the front when no other rung is at least as fast and more accurate by more
+    than round-off (:data:`ERROR_RTOL`), or strictly faster and at least as accurate. Along
+    the returned order the time increases and the error decreases by more than round-off, so
+    of two rungs with one error up to round-off only the faster is on the front.
 
     >>> pareto_front(np.array([1e-2, 5e-3, 6e-3, 1e-3]), np.array([1.0, 2.0, 3.0, 4.0]))
     array([0, 1, 3])
+    >>> pareto_front(np.array([1e-2, np.nextafter(1e-2, 0.0)]), np.array([1.0, 2.0]))
+    array([0])
     """
     errors, times = np.asarray(errors, float), np.asarray(times, float)
     order = np.lexsort((errors, times))  # by time, ties by error
     front: list[int] = []
     best = np.inf
     for i in order:
-        if errors[i] < best:
+        if errors[i] < best * (1.0 - ERROR_RTOL):
             front.append(int(i))
             best = errors[i]
     return np.asarray(front, dtype=np.int64)
 
 
-def _time_at_error(err: float, front_err: Array, front_time: Array) -> tuple[float, str]:
-    """Solver time at error ``err`` along a front (errors decreasing), and how it was found."""
+def same_error(a: float | Array, b: float | Array) -> bool | NDArray[np.bool_]:
+    """Whether errors ``a`` and ``b`` are one error up to round-off (:data:`ERROR_RTOL`).
+
+    >>> same_error(0.24723681644248194, 0.24723681644248197), same_error(0.25, 0.2500001)
+    (True, False)
+    """
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    out = np.abs(a - b) <= ERROR_RTOL * np.maximum(np.abs(a), np.abs(b))
+    return bool(out) if out.ndim == 0 else out
+
+
+def _time_at_error(err: float, front_err: Array,
+                   front_time: Array) -> tuple[float, str, tuple[int, ...]]:
+    """Solver time at error ``err`` along a front (errors decreasing), how it was found, and
+    the front positions used (one rung or the two around ``err``)."""
+    near = np.flatnonzero(same_error(front_err, err))
+    if near.size:  # the cheapest rung of this error, whatever the last bits say
+        j = int(near[0])
+        return float(front_time[j]), "a rung", (j,)
     if err < front_err[-1]:
-        return np.nan, "more accurate than every rung"
-    j = int(np.searchsorted(-front_err, -err, side="left"))  # front_err[j] <= err < [j-1]
-    if front_err[j] == err:
-        return float(front_time[j]), "a rung"
+        return np.nan, "more accurate than every rung", ()
     if err > front_err[0]:
-        return float(front_time[0]), "at most the cheapest rung"
+        return float(front_time[0]), "at most the cheapest rung", (0,)
+    j = int(np.searchsorted(-front_err, -err, side="left"))  # front_err[j] < err < [j-1]
     le = np.log([front_err[j - 1], front_err[j]])
     lt = np.log([front_time[j - 1], front_time[j]])
     w = (np.log(err) - le[0]) / (le[1] - le[0])
-    return float(np.exp(lt[0] + w * (lt[1] - lt[0]))), "interpolated"
+    return float(np.exp(lt[0] + w * (lt[1] - lt[0]))), "interpolated", (j - 1, j)
 
 
 def place(ladder: dict[str, Any], sur_errors: Array, sur_time: float, *,
@@ -236,26 +264,16 @@ def place(ladder: dict[str, Any], sur_errors: Array, sur_time: float, *,
     front = pareto_front(mean_err, mean_time)
     fe, ft = mean_err[front], mean_time[front]
     err = float(np.mean(sur_errors))
-    solver_time, status = _time_at_error(err, fe, ft)
+    solver_time, status, used = _time_at_error(err, fe, ft)
     labels = ladder["labels"]
+    bracket = [labels[front[k]] for k in used]
     if status == "more accurate than every rung" and ladder.get("stopped") == "budget":
         status, solver_time = "at least the finest rung measured", float(mean_time.max())
-    j = int(np.searchsorted(-fe, -err, side="left"))
-    j = min(j, len(front) - 1)
-    if status == "interpolated":
-        bracket = [labels[front[j - 1]], labels[front[j]]]
-    elif status == "a rung":
-        bracket = [labels[front[j]]]
-    elif status == "at most the cheapest rung":
-        bracket = [labels[front[0]]]
-    elif status == "at least the finest rung measured":
         bracket = [labels[int(np.argmax(mean_time))]]
-    else:
-        bracket = []
     per_sample = []
     for s, e in enumerate(np.asarray(sur_errors, float)):
         se = np.minimum.accumulate(errs[front, s])  # this sample's errors along the front
-        t, st = _time_at_error(float(e), np.maximum(se, 1e-300), times[front, s])
+        t, st, _ = _time_at_error(float(e), np.maximum(se, 1e-300), times[front, s])
         if st != "more accurate than every rung":
             per_sample.append(t / sur_time)
     ps = np.asarray(per_sample)
