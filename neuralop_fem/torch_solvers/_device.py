@@ -15,7 +15,6 @@ from .errors import DeviceMemoryError
 
 __all__ = ["DTYPES", "check_batch_size", "check_device", "check_dtype", "chunks",
            "out_of_memory", "synchronize"]
-           "out_of_memory", "synchronize"]
 
 #: Real dtypes a torch solver computes in, by name (the solver's ``dtype`` setting).
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
