@@ -12,6 +12,7 @@ file that looks complete. Loading is lazy (dask-backed) and validates the schema
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ from ..files import atomic_path, open_for_reading
 from . import schema as S
 from .dim_order import api_dims, in_file_order
 from .provenance import field_names
+from .safe_hdf5 import check_stored
 from .validation import validate
 
 __all__ = [
@@ -308,6 +310,7 @@ def load_dataset(
         raise DatasetError(msg) from exc
     try:
         validate(ds, source=str(path))
+        _check_stored(path, ds)
         ds = _guard_reads(ds, path)
     except BaseException:
         ds.close()
@@ -315,6 +318,30 @@ def load_dataset(
     if xr_chunks:
         ds = ds.chunk(xr_chunks)
     return ds if rechunk is None else ds.chunk(rechunk)
+
+
+def _check_stored(path: Path, ds: xr.Dataset) -> None:
+    """Refuse a file whose variables declare more values than it stores.
+
+    netCDF returns the fill value for values never written (a file declaring 10**6 samples
+    with 6 written reads as 6 samples and 999 994 of NaN, and its chunks pass their
+    checksums: none exist to check). A netCDF-4 file is checked through HDF5
+    (:func:`~neuralop_fem.data.safe_hdf5.check_stored`: every chunk written, no external
+    storage or links); a classic one, which stores every value uncompressed, must be at least
+    as large as its variables.
+    """
+    names = [str(n) for n in ds.variables]
+    with open_for_reading(path, what="a netCDF dataset", error=DatasetError) as fh:
+        hdf5 = fh.read(8) == _NETCDF_MAGIC[-1]
+        size = os.fstat(fh.fileno()).st_size
+    if hdf5:
+        check_stored(path, names, what="a netCDF4 (HDF5) file")
+        return
+    declared = sum(math.prod(v.shape) * v.dtype.itemsize for v in ds.variables.values())
+    if declared > size:
+        msg = (f"{path}: its variables declare {declared:,} bytes but the file holds "
+               f"{size:,}: it is truncated, or declares samples that were never written.")
+        raise DatasetError(msg)
 
 
 class _GuardedReader:

@@ -46,8 +46,10 @@ from solvers.problems import get_problem
 
 from ..errors import DatasetError, InputError
 from ..problems import data_problems, get_kit, kit_table
+from ..safe_text import printable
 from . import schema as S
 from .provenance import ATTR, import_record, physics_options
+from .safe_hdf5 import MAX_INFLATION, checked_dataset, open_hdf5
 
 __all__ = ["LEGACY_KEYS", "import_mat", "read_mat"]
 
@@ -66,24 +68,33 @@ def _is_hdf5(path: Path) -> bool:
 def _read_v73(path: Path, keys: tuple[str, ...]) -> tuple[dict[str, np.ndarray], list[str]]:
     import h5py
 
-    try:
-        with h5py.File(path, "r") as f:
-            found = sorted(k for k in f if not k.startswith("#") and isinstance(f[k], h5py.Dataset))
+    # External storage or links, virtual datasets and unwritten chunks are refused
+    # (safe_hdf5): what is read comes from the file itself.
+    with open_hdf5(path, what="a MATLAB v7.3 (HDF5) file") as f:
+        try:
+            found = sorted(k for k in f if not k.startswith("#")
+                           and isinstance(f.get(k), h5py.Dataset))
             missing = [k for k in keys if k not in found]
             if missing:
                 return {}, found
+            nodes = {k: checked_dataset(path, k, f[k]) for k in keys}
             # Column-major MATLAB storage: reverse every axis to get MATLAB's shape.
-            return {k: np.transpose(f[k][()]) for k in keys}, found
-    except Exception as exc:  # h5py raises OSError, KeyError, RuntimeError ... on damage
-        msg = f"{path}: cannot be read as a MATLAB v7.3 (HDF5) file (truncated or corrupt?): {exc}"
-        raise DatasetError(msg) from exc
+            return {k: np.transpose(node[()]) for k, node in nodes.items()}, found
+        except DatasetError:
+            raise
+        except Exception as exc:  # h5py raises OSError, KeyError, RuntimeError ... on damage
+            msg = (f"{path}: cannot be read as a MATLAB v7.3 (HDF5) file (truncated or "
+                   f"corrupt?): {printable(exc, limit=200)}")
+            raise DatasetError(msg) from exc
 
 
 def _read_v5(path: Path, keys: tuple[str, ...]) -> tuple[dict[str, np.ndarray], list[str]]:
     import scipy.io
 
     try:
-        found = sorted(name for name, _, _ in scipy.io.whosmat(path))
+        listed = scipy.io.whosmat(path)
+        found = sorted(name for name, _, _ in listed)
+        _check_declared(path, listed)
         missing = [k for k in keys if k not in found]
         if missing:
             # whosmat stops quietly where a truncated file ends: read every variable, so that
@@ -91,11 +102,26 @@ def _read_v5(path: Path, keys: tuple[str, ...]) -> tuple[dict[str, np.ndarray], 
             scipy.io.loadmat(path)
             return {}, found
         data = scipy.io.loadmat(path, variable_names=list(keys))
+    except DatasetError:
+        raise
     except Exception as exc:  # scipy raises MatReadError, ValueError, zlib.error ... on junk
         msg = (f"{path}: cannot be read as a MATLAB .mat file (v5 or v7.3; truncated or "
-               f"corrupt?): {exc}")
+               f"corrupt?): {printable(exc, limit=200)}")
         raise DatasetError(msg) from exc
     return {k: np.asarray(data[k]) for k in keys}, found
+
+
+def _check_declared(path: Path, listed: list[tuple[str, tuple[int, ...], str]]) -> None:
+    """Refuse a v5 file whose variables declare more bytes than compression can explain
+    (:data:`~neuralop_fem.data.safe_hdf5.MAX_INFLATION` times the file's size): reading it
+    would inflate a small file to any size."""
+    size = path.stat().st_size
+    declared = sum(math.prod(shape) * 8 for _, shape, _ in listed)  # at most 8 bytes a value
+    if declared > MAX_INFLATION * size:
+        name, shape, _ = max(listed, key=lambda v: math.prod(v[1]))
+        msg = (f"{path}: key `{printable(name, limit=100)}` declares shape {shape}, more values "
+               f"than a {size:,}-byte file can hold even compressed; refused.")
+        raise DatasetError(msg)
 
 
 def _check(path: Path, problem: str, arrays: dict[str, np.ndarray], found: list[str]) -> None:
@@ -204,6 +230,8 @@ def read_mat(path: str | os.PathLike[str], *, problem: str, viscosity: float | N
             f"{path}: a {problem} file must hold the keys {list(keys)}; keys found: {found}."
         )
         raise DatasetError(msg)
+    # float16 is read as float32, as the .pt and PDEBench readers do.
+    arrays = {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in arrays.items()}
     _check(path, problem, arrays, found)
     first, second = (arrays[k] for k in keys)
     if first.dtype != second.dtype:

@@ -7,7 +7,6 @@ source (file) and what is wrong.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -233,5 +232,16 @@ def _check_coords(ds: xr.Dataset, problem: str, source: str) -> None:
     if len(sizes) > 1:
         shape = " x ".join(str(ds.sizes[d]) for d in spatial)
         raise _fail(source, f"the {problem} grid must be square; got {shape}.")
-    if TIME in ds.coords and not math.isfinite(float(np.sum(ds[TIME].values))):
+    if TIME in ds.coords:
+        _check_times(np.asarray(ds[TIME].values, dtype=np.float64).ravel(), source)
+
+
+def _check_times(t: np.ndarray, source: str) -> None:
+    """The output times: finite and strictly increasing (``[0, 2, 1]`` is refused)."""
+    if not np.isfinite(t).all():
         raise _fail(source, "coordinate `time` must be finite.")
+    steps = np.diff(t) <= 0
+    if steps.any():
+        i = int(np.argmax(steps)) + 1
+        raise _fail(source, f"coordinate `time` must be strictly increasing; got "
+                    f"{float(t[i - 1])!r} then {float(t[i])!r} at index {i}.")

@@ -21,6 +21,7 @@ from torch import nn
 from solvers.errors import InputError
 
 from ..files import atomic_path, open_for_reading
+from ..zip_check import archive_problem
 from .presets import MODEL_FAMILIES
 from .size import check_model_size
 
@@ -94,10 +95,10 @@ def load_torch_file(
     """
     with open_for_reading(path, what=what, error=error) as fh:
         try:
-            if not _plain_archive(fh):
-                msg = (f"{os.fspath(path)}: cannot be read as {what}: it holds compressed "
-                       "entries, which torch.save never writes (loading would inflate them to "
-                       "any size). The file is damaged or not written by neuralop_fem.")
+            problem = archive_problem(fh)
+            if problem is not None:
+                msg = (f"{os.fspath(path)}: cannot be read as {what}: {problem}. The file is "
+                       "damaged or not written by neuralop_fem.")
                 raise error(msg)
             return torch.load(fh, map_location=map_location, weights_only=True)
         except _LOAD_ERRORS as exc:
@@ -107,22 +108,6 @@ def load_torch_file(
                    f"or holds more than tensors and plain containers ({type(exc).__name__}). "
                    "Restore it from a copy or write it again.")
             raise error(msg) from None
-
-
-def _plain_archive(fh: Any) -> bool:
-    """Whether the zip archive ``fh`` holds only uncompressed entries within its own size.
-
-    ``torch.load`` would inflate compressed entries (a small file could expand to any size)
-    and allocate the storages a legacy (non-zip) file declares before reading them; a file
-    written by ``torch.save`` has neither (an uncompressed zip), so what is loaded is bounded
-    by the file's size. Raises ``BadZipFile`` for a legacy, truncated or foreign file.
-    """
-    size = os.fstat(fh.fileno()).st_size
-    with zipfile.ZipFile(fh) as archive:
-        entries = archive.infolist()
-    fh.seek(0)
-    total = sum(e.file_size for e in entries)
-    return total <= size and all(e.compress_type == zipfile.ZIP_STORED for e in entries)
 
 
 def _field(source: str, field: str) -> str:

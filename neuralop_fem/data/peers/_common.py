@@ -22,6 +22,7 @@ from solvers.problems import get_problem
 
 from ...errors import DatasetError, InputError
 from ...problems import ProblemKit, data_problems, get_kit, kits
+from ...safe_text import clipped_repr
 from .. import schema as S
 from ..provenance import ATTR, import_record, physics_options
 
@@ -31,6 +32,9 @@ __all__ = [
     "build_dataset",
     "check_applicable",
     "check_physics",
+    "check_times",
+    "check_values",
+    "file_number",
     "format_kit",
     "grid_convention",
     "recognise",
@@ -166,6 +170,31 @@ def check_values(path: Path, key: str, values: np.ndarray, *, positive: bool,
         raise DatasetError(msg)
 
 
+def check_times(path: Path, key: str, times: np.ndarray) -> None:
+    """Refuse output times that are not finite and strictly increasing from 0.
+
+    Raises
+    ------
+    DatasetError
+        Naming the file, ``key`` and the first time out of order (``[0, 2, 1]``: the third).
+    """
+    t = np.asarray(times, dtype=np.float64).ravel()
+    bad = ~np.isfinite(t)
+    if bad.any():
+        i = int(np.argmax(bad))
+        msg = f"{path}: `{key}` must hold finite times; got {float(t[i])!r} at index {i}."
+        raise DatasetError(msg)
+    if t.size == 0 or t[0] != 0.0:
+        msg = f"{path}: `{key}` must start at time 0; got {clipped_repr(t[:1].tolist())}."
+        raise DatasetError(msg)
+    steps = np.diff(t) <= 0
+    if steps.any():
+        i = int(np.argmax(steps)) + 1
+        msg = (f"{path}: `{key}` must be strictly increasing; got {float(t[i - 1])!r} then "
+               f"{float(t[i])!r} at index {i}.")
+        raise DatasetError(msg)
+
+
 def check_applicable(problem: str, given: Mapping[str, object]) -> None:
     """Refuse a parameter given for a file of ``problem`` that belongs to another problem (a
     ``--viscosity`` for a Darcy file, say), instead of dropping it unread.
@@ -184,19 +213,55 @@ def check_applicable(problem: str, given: Mapping[str, object]) -> None:
             raise InputError(msg)
 
 
-def check_physics(problem: str, given: Mapping[str, float | None]) -> dict[str, float | None]:
-    """The physical parameters of ``problem`` (:func:`physics_options`), None where unknown."""
+def file_number(path: Path, where: str, value: object) -> float:
+    """``value``, read from the file at ``path`` (``where``: ``"attribute `beta`"``, ``"key
+    `visc`"``), as one finite float; else a :class:`DatasetError` naming the file, the place
+    and the value (a string, a dict, an array of several numbers, a NaN)."""
+    arr: np.ndarray | None = None
+    if isinstance(value, bytes | np.bytes_):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str | dict | list | tuple | bool | np.bool_):
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            arr = None
+    if arr is None or arr.size != 1:
+        msg = f"{path}: {where} must be one number; got {clipped_repr(value)}."
+        raise DatasetError(msg)
+    number = float(arr.ravel()[0])
+    if not math.isfinite(number):
+        msg = f"{path}: {where} must be a finite number; got {number!r}."
+        raise DatasetError(msg)
+    return number
+
+
+def check_physics(problem: str, given: Mapping[str, float | None], *,
+                  path: Path | None = None, origins: Mapping[str, str] | None = None
+                  ) -> dict[str, float | None]:
+    """The physical parameters of ``problem`` (:func:`physics_options`), None where unknown.
+
+    ``origins`` names, for a value read from the file at ``path`` rather than given by the
+    caller, where in the file it came from (``"key `visc`"``): a bad one is then a
+    :class:`DatasetError` about the file, not an :class:`InputError` about an argument that
+    was never given.
+    """
     allowed = physics_options(get_problem(problem).data_problem)
+    origins = origins or {}
     out: dict[str, float | None] = {}
     for name in allowed:
         value = given.get(name)
         if value is None:
             out[name] = None
             continue
-        ok = isinstance(value, int | float | np.floating) and math.isfinite(float(value))
+        ok = isinstance(value, int | float | np.floating) and not isinstance(value, bool) \
+            and math.isfinite(float(value))
         if not ok or (name != "forcing" and float(value) <= 0):
             bound = "a finite number" + ("" if name == "forcing" else " > 0")
-            msg = f"`{name}` must be {bound}; got {value!r}."
+            if name in origins:
+                msg = (f"{path}: {origins[name]} gives the {name.replace('_', ' ')} "
+                       f"{clipped_repr(value)}; it must be {bound}.")
+                raise DatasetError(msg)
+            msg = f"`{name}` must be {bound}; got {clipped_repr(value)}."
             raise InputError(msg)
         out[name] = float(value)
     return out

@@ -45,6 +45,9 @@ from ._common import (
     build_dataset,
     check_applicable,
     check_physics,
+    check_times,
+    check_values,
+    file_number,
     format_kit,
     grid_convention,
     recognise,
@@ -90,13 +93,7 @@ def _array(path: Path, data: dict[str, Any], key: str) -> np.ndarray:
 
 def _scalar(path: Path, data: dict[str, Any], key: str) -> float | None:
     value = data.get(key)
-    if value is None:
-        return None
-    arr = np.asarray(value, dtype=np.float64) if not isinstance(value, str) else np.array([])
-    if arr.size != 1:
-        msg = f"{path}: key `{key}` must be one number; got {value!r}."
-        raise DatasetError(msg)
-    return float(arr.ravel()[0])
+    return None if value is None else file_number(path, f"key `{key}`", value)
 
 
 _ATTR = "neuralop_format"
@@ -190,20 +187,24 @@ def read_neuralop(path: str | os.PathLike[str], *, problem: str | None = None,
                                             relabelled=not spec.periodic)
     given: dict[str, float | None] = {"viscosity": viscosity, "final_time": final_time,
                                       "forcing": forcing}
+    origins: dict[str, str] = {}  # the parameters read from the file, and where
     for key, name in fmt.scalars.items():
         value = _scalar(path, data, key)
         if given.get(name) is not None and value is not None and given[name] != value:
             msg = f"`{name}` {given[name]!r} contradicts the file's `{key}` {value!r}."
             raise InputError(msg)
-        given[name] = value if given.get(name) is None else given[name]
-    times = _file_times(data, y.shape[1]) if traj else None
+        if given.get(name) is None and value is not None:
+            given[name], origins[name] = value, f"key `{key}`"
+    times = _file_times(path, data, y.shape[1]) if traj else None
     if times is not None:  # our export's `t`, which ends at the final time
         name, last = fmt.trajectory.final_time, float(times[-1])
         if given.get(name) is not None and given[name] != last:
             msg = f"`{name}` {given[name]!r} contradicts the file's `t`, which ends at {last!r}."
             raise InputError(msg)
-        given[name] = last
-    physics = check_physics(problem, given)
+        given[name], origins[name] = last, "key `t`"
+    physics = check_physics(problem, given, path=path, origins=origins)
+    for key, values in ((kx, x), (ky, y)):  # a NaN is named as one, before any comparison
+        check_values(path, key, values, positive=False)
     a = x
     if x.dtype == np.bool_ and fmt.phase_values is not None:
         high, low = (float(v) for v in (phase_values or fmt.phase_values))
@@ -242,17 +243,19 @@ def _memory(path: Path, key: str, values: np.ndarray, dtype: np.dtype, *,
     return Field(path, key, arr.shape, np.dtype(dtype), lambda a, b: arr[a:b], positive=positive)
 
 
-def _file_times(data: dict[str, Any], n_times: int) -> np.ndarray | None:
-    """The times ``t`` of the trajectory (written by :func:`export_neuralop`), or None."""
+def _file_times(path: Path, data: dict[str, Any], n_times: int) -> np.ndarray | None:
+    """The times ``t`` of the trajectory (written by :func:`export_neuralop`), checked
+    (finite, strictly increasing from 0), or None."""
     t = data.get("t")
     if isinstance(t, np.ndarray) and t.shape == (n_times,) and t.dtype.kind == "f":
+        check_times(path, "t", t)
         return t.astype(np.float64)
     return None
 
 
 def _times(path: Path, data: dict[str, Any], n_times: int, final_time: float | None,
            attrs: dict[str, Any]) -> np.ndarray:
-    t = _file_times(data, n_times)
+    t = _file_times(path, data, n_times)
     if t is not None:
         return t
     if final_time is None:

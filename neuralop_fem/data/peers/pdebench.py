@@ -43,11 +43,14 @@ from ...problems import PDEBenchFormat, PeerTrajectory, ProblemKit
 from .. import schema as S
 from ..dim_order import in_api_order
 from ..names import GRID
+from ..safe_hdf5 import checked_dataset, open_hdf5
 from ._common import (
     Field,
     build_dataset,
     check_applicable,
     check_physics,
+    check_times,
+    file_number,
     format_kit,
     grid_convention,
     recognise,
@@ -79,21 +82,8 @@ def _keys(kit: ProblemKit) -> dict[str, int]:
 
 @contextmanager
 def _opened(path: Path) -> Iterator[Any]:
-    import h5py
-
-    if not path.is_file():
-        msg = f"{path}: no such file."
-        raise DatasetError(msg)
-    try:
-        f = h5py.File(path, "r")
-    except Exception as exc:  # OSError for truncated or non-HDF5 files
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        msg = f"{path}: cannot be read as an HDF5 file (truncated or not HDF5?): {first}"
-        raise DatasetError(msg) from None
-    try:
+    with open_hdf5(path, what="an HDF5 file") as f:
         yield f
-    finally:
-        f.close()
 
 
 def _dataset(f: Any, path: Path, key: str, ndim: int) -> Any:
@@ -107,11 +97,16 @@ def _dataset(f: Any, path: Path, key: str, ndim: int) -> Any:
         msg = (f"{path}: dataset `{key}` must be a {ndim}-D float array; got shape "
                f"{node.shape}, dtype {node.dtype}.")
         raise DatasetError(msg)
-    return node
+    return checked_dataset(path, key, node)
 
 
 def _coordinate(f: Any, path: Path, key: str, n: int, periodic: bool) -> tuple[np.ndarray, str]:
-    values = np.asarray(_dataset(f, path, key, 1)[()], dtype=np.float64)
+    node = _dataset(f, path, key, 1)
+    if node.shape != (n,):
+        msg = (f"{path}: `{key}` must hold the {n} points of the grid; got {node.shape[0]} "
+               "values.")
+        raise DatasetError(msg)
+    values = np.asarray(node[()], dtype=np.float64)
     i = np.arange(n)
     options = {"cell centres x_i = (i + 1/2)/n on [0, 1] (PDEBench)": (i + 0.5) / n}
     options["periodic x_i = i/n" if periodic else "nodes x_i = i/(n-1)"] = (
@@ -152,9 +147,11 @@ def _parameter(f: Any, path: Path, fmt: PDEBenchFormat,
     if given is not None:
         return given, "given"
     if _OWN + name in f.attrs:
-        return float(f.attrs[_OWN + name]), f"attribute {_OWN + name}"
+        value = file_number(path, f"attribute `{_OWN + name}`", f.attrs[_OWN + name])
+        return value, f"attribute {_OWN + name}"
     if fmt.attribute is not None and fmt.attribute in f.attrs:
-        return float(f.attrs[fmt.attribute]) * fmt.factor, f"attribute {fmt.attribute}"
+        value = file_number(path, f"attribute `{fmt.attribute}`", f.attrs[fmt.attribute])
+        return value * fmt.factor, f"attribute {fmt.attribute}"
     found = re.search(re.escape(fmt.name_tag) + _NUMBER, path.name)
     if found:
         return float(found.group(1)) * fmt.factor, f"file name ({found.group(0)})"
@@ -163,8 +160,18 @@ def _parameter(f: Any, path: Path, fmt: PDEBenchFormat,
 
 def _field(node: Any, path: Path, key: str, shape: tuple[int, ...], select: Any,
            positive: bool = False) -> Field:
-    return Field(path, key, shape, np.dtype(node.dtype), lambda a, b: select(node, a, b),
-                 positive=positive)
+    # float16 is read as float32, as the .pt reader does (the schema stores 32 or 64 bits).
+    dtype = np.promote_types(node.dtype, np.float32)
+    return Field(path, key, shape, dtype, lambda a, b: select(node, a, b), positive=positive)
+
+
+def _origins(origin: str, name: str) -> dict[str, str]:
+    """Where in the file the parameter ``name`` was read (none when it was given), as
+    messages name it (``attribute `beta```)."""
+    if origin in ("given", "unknown"):
+        return {}
+    kind, _, rest = origin.partition(" ")
+    return {name: f"attribute `{rest}`" if kind == "attribute" else origin}
 
 
 def _read(f: Any, path: Path, *, problem: str | None, viscosity: float | None,
@@ -180,19 +187,20 @@ def _read(f: Any, path: Path, *, problem: str | None, viscosity: float | None,
     if fmt.trajectory is not None:
         tensor = _dataset(f, path, "tensor", 2 + spec.ndim)
         n_samples, n_times, n = tensor.shape[0], tensor.shape[1], tensor.shape[-1]
-        t = np.asarray(_dataset(f, path, _TIMES, 1)[()], dtype=np.float64)
-        if n_times < 2 or n < 2 or n_samples < 1 or t.size not in (n_times, n_times + 1) \
+        times = _dataset(f, path, _TIMES, 1)
+        if n_times < 2 or n < 2 or n_samples < 1 or times.size not in (n_times, n_times + 1) \
                 or len(set(tensor.shape[2:])) != 1:
             msg = (f"{path}: `tensor` (N, T, {grid}) needs N >= 1, T >= 2, n >= 2 and "
-                   f"`{_TIMES}` of T or T + 1 times; got {tensor.shape} and {t.size} times.")
+                   f"`{_TIMES}` of T or T + 1 times; got {tensor.shape} and {times.size} "
+                   "times.")
             raise DatasetError(msg)
+        t = np.asarray(times[()], dtype=np.float64)  # T or T + 1 values: checked above
         time = t[:n_times]
-        if not (np.isfinite(time).all() and time[0] == 0.0 and (np.diff(time) > 0).all()):
-            msg = f"{path}: `{_TIMES}` must increase from 0; got {time[:3]}..."
-            raise DatasetError(msg)
+        check_times(path, _TIMES, t)
         attrs[_SOURCE_TIMES] = t  # their extra last time, which export writes back as it was
         physics = check_physics(problem, {fmt.parameter: value,
-                                          fmt.trajectory.final_time: float(time[-1])})
+                                          fmt.trajectory.final_time: float(time[-1])},
+                                path=path, origins=_origins(origin, fmt.parameter))
         shape = (n_samples, *tensor.shape[2:])
         fields = {
             spec.input_name: _field(tensor, path, "tensor[:, 0]", shape,
@@ -212,7 +220,8 @@ def _read(f: Any, path: Path, *, problem: str | None, viscosity: float | None,
             msg = (f"{path}: `{fmt.input_key}` (N, {grid}) and `tensor` (N, 1, {grid}) must "
                    f"match; got {inputs.shape} and {tensor.shape}.")
             raise DatasetError(msg)
-        physics = check_physics(problem, {fmt.parameter: value})
+        physics = check_physics(problem, {fmt.parameter: value}, path=path,
+                                origins=_origins(origin, fmt.parameter))
         fields = {spec.input_name: _field(inputs, path, fmt.input_key, shape,
                                           lambda d, a, b: d[a:b],
                                           positive=spec.positive_input),

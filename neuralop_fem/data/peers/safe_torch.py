@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import os
 import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...errors import DatasetError
+from ...files import open_for_reading
+from ...safe_text import clipped_repr, printable
+from ...zip_check import archive_problem
 
 __all__ = ["load_plain"]
 
@@ -36,7 +40,9 @@ def load_plain(path: str | os.PathLike[str]) -> dict[str, Any]:
     Parameters
     ----------
     path : path-like
-        A file written by ``torch.save`` (zip or legacy format) holding a dict.
+        A file written by ``torch.save`` holding a dict: an uncompressed zip archive whose
+        entries fit in the file (:func:`~neuralop_fem.zip_check.archive_problem`; torch's
+        legacy format from before 1.6 is refused, as are compressed entries).
 
     Returns
     -------
@@ -47,37 +53,53 @@ def load_plain(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises
     ------
     DatasetError
-        One line naming the file: not a torch file, truncated, pickled objects other than
+        One line naming the file: not a torch file, truncated, compressed or oversized zip
+        entries (refused unread), pickled objects other than
         tensors and plain containers (refused unread), a top level other than a dict, or a
         tensor of an unsupported kind (sparse, quantized, complex).
     """
-    import pickle
-
-    import torch
-
     path = Path(path)
     if not path.is_file():
         msg = f"{path}: no such file."
         raise DatasetError(msg)
-    try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as exc:
-        found = _GLOBAL.search(str(exc))
-        if found is None:  # not a pickle it can parse (an HDF5 file, a damaged stream, ...)
-            raise DatasetError(_unreadable(path, str(exc))) from None
-        msg = (f"{path}: refused: it holds pickled objects other than tensors, dicts and lists"
-               f" (it names {found.group(1)}); loading it would run code from the file. Save "
-               "the data as a plain dict of tensors (torch.save({'x': x, 'y': y}, path)).")
-        raise DatasetError(msg) from None
-    except Exception as exc:  # zip/EOF/RuntimeError from a truncated or foreign file
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        msg = f"{path}: cannot be read as a torch .pt file (truncated or not torch.save?): {first}"
-        raise DatasetError(msg) from None
+    with open_for_reading(path, what="a torch .pt file", error=DatasetError) as fh:
+        try:
+            problem = archive_problem(fh)
+        except zipfile.BadZipFile:
+            raise DatasetError(_unreadable(path, "")) from None
+        if problem is not None:
+            msg = f"{path}: refused: {problem}; save the data again with torch.save."
+            raise DatasetError(msg)
+        obj = _load(fh, path)
     if not isinstance(obj, dict):
         msg = (f"{path}: must hold a dict of tensors (keys such as 'x', 'y'); got a "
                f"{type(obj).__name__}.")
         raise DatasetError(msg)
     return _plain(obj, path, "")
+
+
+def _load(fh: Any, path: Path) -> Any:
+    """``torch.load(weights_only=True)`` of the open file ``fh``, each failure one line."""
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(fh, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = _GLOBAL.search(str(exc))
+        if found is None:  # not a pickle it can parse (a damaged stream, ...)
+            raise DatasetError(_unreadable(path, str(exc))) from None
+        msg = (f"{path}: refused: it holds pickled objects other than tensors, dicts and lists"
+               f" (it names {printable(found.group(1), limit=200)}); loading it would run code "
+               "from the file. Save the data as a plain dict of tensors "
+               "(torch.save({'x': x, 'y': y}, path)).")
+        raise DatasetError(msg) from None
+    except Exception as exc:  # zip/EOF/RuntimeError from a truncated or foreign file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        msg = (f"{path}: cannot be read as a torch .pt file (truncated or not torch.save?): "
+               f"{printable(first, limit=200)}")
+        raise DatasetError(msg) from None
 
 
 def _unreadable(path: Path, error: str) -> str:
@@ -86,9 +108,13 @@ def _unreadable(path: Path, error: str) -> str:
         head = f.read(len(_HDF5))
     if head == _HDF5:
         why = "it is an HDF5 file (a netCDF4 dataset or a PDEBench file?), not a torch.save file"
+    elif not error:
+        why = ("not a zip archive as torch.save writes (truncated, damaged, another format, or "
+               "torch's legacy format from before 1.6, which is not read)")
     else:
         reason = _REASON.search(error)
-        why = reason.group(1).strip() if reason else "the safe unpickler cannot parse it"
+        why = printable(reason.group(1).strip(), limit=200) if reason else \
+            "the safe unpickler cannot parse it"
     return f"{path}: cannot be read as a torch .pt file (truncated or not torch.save?): {why}"
 
 
@@ -98,8 +124,8 @@ def _plain(obj: Any, path: Path, where: str) -> Any:
     if isinstance(obj, dict):
         bad = [k for k in obj if not isinstance(k, str)]
         if bad:
-            inside = f" in `{where}`" if where else ""
-            msg = f"{path}: dict keys must be strings; got {bad[0]!r}{inside}."
+            inside = f" in `{printable(where, limit=200)}`" if where else ""
+            msg = f"{path}: dict keys must be strings; got {clipped_repr(bad[0])}{inside}."
             raise DatasetError(msg)
         return {k: _plain(v, path, f"{where}{k}" if not where else f"{where}.{k}")
                 for k, v in obj.items()}
