@@ -64,6 +64,13 @@ def _add_common(parser: argparse.ArgumentParser, resolution: int, chunk_size: in
                              f"(default {chunk_size})")
     parser.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                         help="no progress bar, even on a terminal (-v: progress as log lines)")
+    parser.add_argument("--device", metavar="cuda|cuda:N|cpu",
+                        help="solve with the torch twin of the solver on this device (Burgers "
+                             "spectral, Darcy FD on nodes; docs/generating_data.md, 'Generating "
+                             "on a GPU'); default: the numpy solvers on CPU processes")
+    parser.add_argument("--batch-size", dest="batch_size", type=int_range(1), metavar="B",
+                        help="with --device: samples per device call (default: a whole chunk); "
+                             "lower it after an out-of-memory error and rerun")
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -155,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         chunk_size=args.chunk_size,
         progress=args.progress,
+        device=args.device,
+        batch_size=args.batch_size,
     )
     sys.stdout.write(f"wrote {path}\n")
     return 0

@@ -31,3 +31,11 @@ class DeviceMemoryError(NeuralopFemError, MemoryError):
         self.batch_size = int(batch_size)
         self.suggested = max(1, self.batch_size // 2)
         self.device = device
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # keyword-only arguments: rebuilt explicitly when it crosses a process boundary
+        return (_rebuild, (str(self), self.batch_size, self.device))
+
+
+def _rebuild(message: str, batch_size: int, device: str) -> DeviceMemoryError:
+    return DeviceMemoryError(message, batch_size=batch_size, device=device)

@@ -26,6 +26,7 @@ from ... import __version__
 from ...errors import ConfigError, DatasetError
 from ...files import ExclusiveLock, remove_stale_temporaries
 from ...problems import get_kit, kit_table
+from ...torch_solvers.errors import DeviceMemoryError
 from ..provenance import ATTR, generation_settings
 from .assemble import assemble, check_storable
 from .config import (
@@ -102,7 +103,9 @@ def read_generation_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     -------
     dict
         ``problem``, ``resolution``, ``dataset_seed``, ``dtype``, ``n_samples``,
-        ``chunk_size`` and ``config`` (a :class:`BurgersDataConfig` or :class:`DarcyDataConfig`).
+        ``chunk_size``, ``config`` (a :class:`BurgersDataConfig` or :class:`DarcyDataConfig`),
+        ``solver_class`` (the name of the class that solved the samples) and ``device`` (the
+        torch device of a torch solver, None for the numpy solvers).
 
     Raises
     ------
@@ -131,12 +134,16 @@ def read_generation_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     out["n_samples"] = n_samples
     out["chunk_size"] = int(stored.get("chunk_size", 1))
     out["config"] = config_class(problem).from_stored(settings)
+    solver_config = stored.get("solver_config")
+    out["solver_class"] = stored.get("solver_class")
+    out["device"] = solver_config.get("device") if isinstance(solver_config, dict) else None
     return out
 
 
 def _check_call(
     problem: str, config: DataConfig | None, *, workers: int | None, scheduler: str | None,
     dtype: str | None, chunk_size: int | None, append: bool, overwrite: bool,
+    device: str | None = None,
 ) -> tuple[type[DataConfig], int, int]:
     cls = config_class(problem)
     if config is not None and not isinstance(config, cls):
@@ -147,8 +154,20 @@ def _check_call(
         msg = (f"`workers` and `scheduler` are mutually exclusive (local processes or a dask "
                f"cluster); got workers={workers!r} and scheduler={scheduler!r}.")
         raise ConfigError(msg)
+    if device is not None and not isinstance(device, str):
+        msg = f"`device` must be a torch device name such as 'cuda' or 'cpu'; got {device!r}."
+        raise ConfigError(msg)
+    on_gpu = device is not None and device.startswith("cuda")
+    if device is not None and scheduler is not None:
+        msg = (f"`device` and `scheduler` are mutually exclusive (the torch solvers run on this "
+               f"machine); got device={device!r} and scheduler={scheduler!r}.")
+        raise ConfigError(msg)
+    if on_gpu and workers not in (None, 0):
+        msg = (f"`workers` must be 0 or None with device={device!r}: this process drives the "
+               f"GPU; got workers={workers!r}.")
+        raise ConfigError(msg)
     if workers is None:
-        workers = os.cpu_count() or 1
+        workers = 0 if on_gpu else os.cpu_count() or 1
     workers = _int_arg(workers, "workers", minimum=0)
     if dtype is not None and dtype not in ("float64", "float32"):
         msg = f"`dtype` must be 'float64' or 'float32'; got {dtype!r}."
@@ -176,6 +195,8 @@ def generate(
     dtype: str | None = None,
     chunk_size: int | None = None,
     progress: bool | None = None,
+    device: str | None = None,
+    batch_size: int | None = None,
 ) -> Path:
     """Generate (or finish, or extend) a dataset file.
 
@@ -220,6 +241,18 @@ def generate(
     progress
         True: tqdm bar; False: log lines (logger ``neuralop_fem.data.generation``, INFO);
         None: a bar when stderr is a terminal.
+    device
+        None (default): the numpy solvers of :mod:`solvers` on CPU processes. ``"cuda"``,
+        ``"cuda:N"`` or ``"cpu"``: the solver's torch twin on that device
+        (:mod:`neuralop_fem.torch_solvers`; Burgers spectral and Darcy FD on the node grid),
+        the same file and schema, its record naming the twin and the device; its samples agree
+        with the numpy solver's to round-off (Burgers) or to ``tol`` (Darcy), not bit for bit.
+        A CUDA device is driven from this process (``workers`` None or 0); ``"cpu"`` uses
+        ``workers`` processes like the numpy solvers. An unfinished run resumes only on the
+        same device, and a file is appended to only by the solver that made it.
+    batch_size
+        With ``device``: samples per device call (default: a whole chunk). Not part of the
+        run's settings, so a run stopped by an out-of-memory error resumes with a smaller one.
 
     Returns
     -------
@@ -236,6 +269,9 @@ def generate(
         ``append`` to a file that is missing or not written by :func:`generate`.
     ConvergenceError
         A solver missed its tolerance; chunks already done are kept for a rerun.
+    ConfigError
+        Also when a batch runs out of device memory: the message names a ``batch_size`` to
+        rerun with; chunks already done are kept.
 
     Examples
     --------
@@ -251,7 +287,7 @@ def generate(
     """
     cls, workers, chunk = _check_call(
         problem, config, workers=workers, scheduler=scheduler, dtype=dtype,
-        chunk_size=chunk_size, append=append, overwrite=overwrite,
+        chunk_size=chunk_size, append=append, overwrite=overwrite, device=device,
     )
     n_samples = _int_arg(n_samples, "n_samples", minimum=1)
     out = _check_out(Path(out))
@@ -262,7 +298,7 @@ def generate(
             problem, cls, out, n_samples=n_samples, resolution=resolution, seed=seed,
             config=config, workers=workers, scheduler=scheduler, append=append,
             overwrite=overwrite, dtype=dtype, chunk=chunk, chunk_size=chunk_size,
-            progress=progress,
+            progress=progress, device=device, batch_size=batch_size,
         )
 
 
@@ -292,7 +328,8 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
                      resolution: int | None, seed: int | None, config: DataConfig | None,
                      workers: int, scheduler: str | None, append: bool, overwrite: bool,
                      dtype: str | None, chunk: int, chunk_size: int | None,
-                     progress: bool | None) -> Path:
+                     progress: bool | None, device: str | None = None,
+                     batch_size: int | None = None) -> Path:
     """:func:`generate` once the arguments are checked and ``out`` is locked."""
     remove_stale_temporaries(out.parent, out.name)  # a killed final assembly's temporary
     base = 0
@@ -323,7 +360,9 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
         msg = (f"cannot append to {out}: its settings differ from this call's: "
                f"{_describe_differences(file_settings, settings, 'file')}.")
         raise ConfigError(msg)
-    solver = config.make_solver()  # fail early on bad solver options
+    solver = config.make_solver(device=device, batch_size=batch_size)  # fail early
+    if append:
+        _check_same_solver(existing, solver, device, out)
     stop = base + n_samples
     # Solves are batched per chunk and batched solves agree only to round-off with other
     # batchings, so an append recomputes the file's last incomplete chunk together with the
@@ -339,6 +378,7 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
         "solver_class": type(solver).__name__,
         "solver_config": solver.config,
         "neuralop_fem_version": __version__,
+        "device": device,
     }
     check_storable(manifest)  # everything the final file records, before any solve
     partial = PartialRun(partial_dir(out))
@@ -353,7 +393,7 @@ def _generate_locked(problem: str, cls: type[DataConfig], out: Path, *, n_sample
     if not resumable:
         partial.create(manifest)
     _compute(partial, manifest, config=config, workers=workers, scheduler=scheduler,
-             progress=progress)
+             progress=progress, batch_size=batch_size)
     assemble(partial, manifest, out=out, source=_SOURCE)
     partial.remove()
     return out
@@ -368,7 +408,7 @@ def _compare_partial(partial: PartialRun, manifest: Manifest, *, out: Path,
         old = partial.read_manifest()
     except (OSError, ValueError):
         old = {}
-    keys = ("format", "chunk_size", "start", "stop", "append")
+    keys = ("format", "chunk_size", "start", "stop", "append", "device")
     old_flat = {**_normalised(old.get("settings", {})), **{k: old.get(k) for k in keys}}
     new_flat = {**manifest["settings"], **{k: manifest[k] for k in keys}}
     if old_flat == new_flat:
@@ -381,6 +421,8 @@ def _compare_partial(partial: PartialRun, manifest: Manifest, *, out: Path,
     new_flat["n_samples"] = manifest["stop"] - manifest["start"]
     for flat in (old_flat, new_flat):
         flat.pop("stop")
+        if flat["device"] is None:  # the numpy solvers
+            flat.pop("device")
     msg = (f"{out} has an unfinished run ({partial.directory}) with other settings: "
            f"{_describe_differences(old_flat, new_flat, 'unfinished run')}. Rerun the original "
            f"command to finish it, or pass overwrite=True to discard it.")
@@ -413,8 +455,25 @@ def _already_assembled(out: Path, manifest: Manifest) -> bool:
     return settings == manifest["settings"] and stored["n_samples"] == manifest["stop"]
 
 
+def _check_same_solver(existing: dict[str, Any], solver: Any, device: str | None,
+                       out: Path) -> None:
+    """Refuse to append samples of another solver or device than the file's (its record
+    names one solver and device for all its samples)."""
+    name = existing.get("solver_class")
+    if name is None or (name, existing.get("device")) == (type(solver).__name__, device):
+        return
+    was = name if existing.get("device") is None else f"{name} on {existing['device']}"
+    now = type(solver).__name__ if device is None else f"{type(solver).__name__} on {device}"
+    hint = ("leave `device` out" if existing.get("device") is None
+            else f"pass device={existing['device']!r}")
+    msg = (f"cannot append to {out}: its samples were solved by {was}, this call solves with "
+           f"{now}; {hint} to append.")
+    raise ConfigError(msg)
+
+
 def _compute(partial: PartialRun, manifest: Manifest, *, config: DataConfig,
-             workers: int, scheduler: str | None, progress: bool | None) -> None:
+             workers: int, scheduler: str | None, progress: bool | None,
+             batch_size: int | None = None) -> None:
     start, stop = manifest["start"], manifest["stop"]
     chunks = chunk_bounds(start, stop, manifest["chunk_size"])
     done = partial.completed() & set(chunks)
@@ -431,7 +490,15 @@ def _compute(partial: PartialRun, manifest: Manifest, *, config: DataConfig,
     try:
         run_chunks(todo, config=config, resolution=manifest["settings"]["resolution"],
                    dataset_seed=manifest["settings"]["dataset_seed"], workers=workers,
-                   scheduler=scheduler, on_done=on_done)
+                   scheduler=scheduler, on_done=on_done, device=manifest.get("device"),
+                   batch_size=batch_size)
+    except DeviceMemoryError as exc:
+        kept = len(partial.completed())
+        msg = (f"out of memory on {exc.device} solving {exc.batch_size} samples at once; "
+               f"rerun the same call with batch_size={exc.suggested} (--batch-size "
+               f"{exc.suggested}): the {kept} chunk(s) already done in {partial.directory} "
+               "are kept.")
+        raise ConfigError(msg) from None
     finally:
         bar.close()
 

@@ -26,7 +26,8 @@ from ...config_base import (
     positive_float,
     positive_int,
 )
-from ...errors import ConfigError
+from ...errors import ConfigError, InputError
+from ...torch_solvers.twins import twin_of
 
 __all__ = [
     "DARCY_GRIDS",
@@ -135,21 +136,46 @@ class DataConfig(FrozenConfig):
     def solver_settings(self) -> dict[str, Any]:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def make_solver(self) -> Any:
+    def make_solver(self, *, device: str | None = None, batch_size: int | None = None) -> Any:
         """The :mod:`solvers` solver these settings describe, built through the problem
         registry (:meth:`solvers.problems.Problem.solver_class` of the chosen short name) with
         :meth:`solver_settings`; an :class:`~solvers.errors.InputError` for a value the solver
-        refuses."""
+        refuses.
+
+        With ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"``): its torch twin on that device
+        (:func:`neuralop_fem.torch_solvers.twin_of`, ``batch_size`` samples per device call),
+        a :class:`~neuralop_fem.errors.ConfigError` when the solver has none or the device is
+        not there.
+        """
         cls = get_problem(self.problem).solver_class(getattr(self, self.solver_field))
-        return cls(**self.solver_settings())
+        return self._on_device(cls(**self.solver_settings()), device, batch_size)
+
+    @staticmethod
+    def _on_device(solver: Any, device: str | None, batch_size: int | None) -> Any:
+        if device is None:
+            if batch_size is not None:
+                msg = (f"`batch_size` applies to the torch solvers (with `device`); got "
+                       f"batch_size={batch_size!r} without a device.")
+                raise ConfigError(msg)
+            return solver
+        try:
+            return twin_of(solver, device=device, batch_size=batch_size)
+        except InputError as exc:
+            msg = f"`device` {device!r} cannot be used: {exc}"
+            raise ConfigError(msg) from None
 
     @classmethod
     def solver_names(cls) -> tuple[str, ...]:
         """The short names of the problem's solvers (the values of :attr:`solver_field`)."""
         return tuple(get_problem(cls.problem).solvers)
 
+    def draw_inputs(self, resolution: int, seeds: NDArray[np.uint64]
+                    ) -> NDArray[np.float64]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
     def solve_chunk(
-        self, resolution: int, seeds: NDArray[np.uint64]
+        self, resolution: int, seeds: NDArray[np.uint64], *, device: str | None = None,
+        batch_size: int | None = None,
     ) -> dict[str, NDArray[Any]]:  # pragma: no cover - overridden
         raise NotImplementedError
 
@@ -293,14 +319,22 @@ class BurgersDataConfig(DataConfig):
             resolution, sigma=self.grf_sigma, tau=self.grf_tau, alpha=self.grf_alpha
         )
 
-    def solve_chunk(self, resolution: int, seeds: NDArray[np.uint64]) -> dict[str, NDArray[Any]]:
-        """Sample and solve the samples with per-sample ``seeds``.
+    def draw_inputs(self, resolution: int, seeds: NDArray[np.uint64]) -> NDArray[np.float64]:
+        """The initial conditions ``u0`` (``(c, n)``) of the samples with per-sample ``seeds``."""
+        return self.make_sampler(resolution).sample(len(seeds), seeds=seeds)
+
+    def solve_chunk(self, resolution: int, seeds: NDArray[np.uint64], *,
+                    device: str | None = None, batch_size: int | None = None
+                    ) -> dict[str, NDArray[Any]]:
+        """Sample and solve the samples with per-sample ``seeds`` (with ``device``: by the
+        solver's torch twin there, ``batch_size`` samples per device call).
 
         Returns ``u0`` and ``u`` (``(c, n)``), ``u_t`` (``(c, n_times, n)``, only with
         ``output_times``) and the per-sample ``iterations``, ``residual``, ``solve_time``.
         """
-        u0 = self.make_sampler(resolution).sample(len(seeds), seeds=seeds)
-        solution, report = self.make_solver().solve_with_report(u0)
+        u0 = self.draw_inputs(resolution, seeds)
+        solver = self.make_solver(device=device, batch_size=batch_size)
+        solution, report = solver.solve_with_report(u0)
         out = {"u0": u0}
         if self.output_times is None:
             out["u"] = solution
@@ -445,29 +479,39 @@ class DarcyDataConfig(DataConfig):
         own = self.solver_options[self.discretisation]
         return {**options, **{name: getattr(self, name) for name in own}}
 
-    def make_solver(self) -> Any:
+    def make_solver(self, *, device: str | None = None, batch_size: int | None = None) -> Any:
         """As :meth:`DataConfig.make_solver`; on a grid other than the nodes the FD solver the
-        problem's :attr:`~solvers.problems.Problem.grid_solvers` names for it."""
+        problem's :attr:`~solvers.problems.Problem.grid_solvers` names for it (no torch twin)."""
         if self.grid == "nodes":
-            return super().make_solver()
+            return super().make_solver(device=device, batch_size=batch_size)
         spec = get_problem(self.problem)
-        return spec.solver_class(spec.grid_solvers[self.grid])(**self.solver_settings())
+        solver = spec.solver_class(spec.grid_solvers[self.grid])(**self.solver_settings())
+        return self._on_device(solver, device, batch_size)
 
     def make_sampler(self, resolution: int) -> Any:
         """The GRF that is thresholded into the coefficient, on the ``n x n`` node grid."""
         grf = _grf_module()
         return grf.NeumannGRF(resolution, tau=self.grf_tau, alpha=self.grf_alpha)
 
-    def solve_chunk(self, resolution: int, seeds: NDArray[np.uint64]) -> dict[str, NDArray[Any]]:
-        """Sample the coefficients with per-sample ``seeds`` and solve.
+    def draw_inputs(self, resolution: int, seeds: NDArray[np.uint64]) -> NDArray[np.float64]:
+        """The two-phase coefficients ``a`` (``(c, n, n)``) of the samples with per-sample
+        ``seeds``."""
+        grf = _grf_module()
+        field = self.make_sampler(resolution).sample(len(seeds), seeds=seeds)
+        return grf.threshold(field, high=self.contrast_high, low=self.contrast_low)
+
+    def solve_chunk(self, resolution: int, seeds: NDArray[np.uint64], *,
+                    device: str | None = None, batch_size: int | None = None
+                    ) -> dict[str, NDArray[Any]]:
+        """Sample the coefficients with per-sample ``seeds`` and solve (with ``device``: by the
+        solver's torch twin there, ``batch_size`` samples per device call).
 
         Returns ``a`` and ``u`` (``(c, n, n)``) and the per-sample ``iterations``,
         ``residual`` and ``solve_time``.
         """
-        grf = _grf_module()
-        field = self.make_sampler(resolution).sample(len(seeds), seeds=seeds)
-        a = grf.threshold(field, high=self.contrast_high, low=self.contrast_low)
-        u, report = self.make_solver().solve_with_report(a)
+        a = self.draw_inputs(resolution, seeds)
+        solver = self.make_solver(device=device, batch_size=batch_size)
+        u, report = solver.solve_with_report(a)
         out = {"a": np.ascontiguousarray(a, dtype=np.float64), "u": u}
         out.update(_report_arrays(report))
         return out

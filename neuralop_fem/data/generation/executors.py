@@ -43,9 +43,11 @@ ChunkResult = dict[str, NDArray[np.generic]]
 
 
 def solve_chunk(
-    config: DataConfig, resolution: int, dataset_seed: int, start: int, stop: int
+    config: DataConfig, resolution: int, dataset_seed: int, start: int, stop: int,
+    device: str | None = None, batch_size: int | None = None,
 ) -> ChunkResult:
-    """Generate the global samples ``start .. stop-1`` of a dataset.
+    """Generate the global samples ``start .. stop-1`` of a dataset (with ``device``: solved by
+    the torch twin of the solver there, ``batch_size`` samples per device call).
 
     Returns the fields of the problem (e.g. ``u0``, ``u``), the per-sample ``seed``
     (uint64), the solver diagnostics ``iterations``, ``residual``, ``solve_time`` and, as a
@@ -57,7 +59,7 @@ def solve_chunk(
     from ..float_paths import float_paths_json
 
     seeds = np.asarray(sample_seeds(dataset_seed, np.arange(start, stop)), dtype=np.uint64)
-    out = config.solve_chunk(resolution, seeds)
+    out = config.solve_chunk(resolution, seeds, device=device, batch_size=batch_size)
     out["seed"] = seeds
     out[FLOAT_PATHS] = np.asarray(float_paths_json())
     return out
@@ -196,7 +198,7 @@ def check_main_guard() -> None:
 
 def _run_processes(
     tasks: Sequence[tuple[int, int]], args: tuple[Any, ...], workers: int,
-    on_done: Callable[[int, int, ChunkResult], None],
+    on_done: Callable[[int, int, ChunkResult], None], extra: tuple[Any, ...] = (),
 ) -> None:
     context = multiprocessing.get_context("spawn")
     with _worker_environment():
@@ -210,7 +212,7 @@ def _run_processes(
         while queue or pending:
             while queue and len(pending) < 2 * workers:
                 start, stop = queue.pop(0)
-                pending[executor.submit(solve_chunk, *args, start, stop)] = (start, stop)
+                pending[executor.submit(solve_chunk, *args, start, stop, *extra)] = (start, stop)
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in sorted(finished, key=lambda f: pending[f]):
                 start, stop = pending.pop(future)
@@ -258,6 +260,8 @@ def run_chunks(
     workers: int,
     scheduler: str | None,
     on_done: Callable[[int, int, ChunkResult], None],
+    device: str | None = None,
+    batch_size: int | None = None,
 ) -> None:
     """Solve every chunk ``(start, stop)`` in ``tasks`` and hand each result to ``on_done``.
 
@@ -265,14 +269,18 @@ def run_chunks(
     BLAS thread by default). Otherwise ``workers >= 1`` spawned local processes with one BLAS
     thread each, or this process when ``workers == 0`` (for debugging; the caller's BLAS
     threading then applies, which may change the last bits of iterative or direct solves).
-    ``on_done`` runs in this process, in completion order.
+    ``device``: the solver's torch twin there, ``batch_size`` samples per device call (a CUDA
+    device is driven from this process, ``workers == 0``). ``on_done`` runs in this process, in
+    completion order.
     """
     if not tasks:
         return
-    args = (config, resolution, dataset_seed)
     if scheduler is not None:
-        _run_dask(tasks, args, scheduler, on_done)
-    elif workers == 0:
-        _run_in_process(tasks, lambda a, b: solve_chunk(*args, a, b), on_done)
+        _run_dask(tasks, (config, resolution, dataset_seed), scheduler, on_done)
+        return
+    args = (config, resolution, dataset_seed)
+    extra = (device, batch_size)
+    if workers == 0:
+        _run_in_process(tasks, lambda a, b: solve_chunk(*args, a, b, *extra), on_done)
     else:
-        _run_processes(tasks, args, min(workers, len(tasks)), on_done)
+        _run_processes(tasks, args, min(workers, len(tasks)), on_done, extra)

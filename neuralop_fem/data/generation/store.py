@@ -54,7 +54,8 @@ def chunk_bounds(start: int, stop: int, chunk_size: int) -> list[tuple[int, int]
 class Manifest(TypedDict):
     """What a run generates (``manifest.json``, JSON): the settings of the file (``problem``,
     ``resolution``, ``dataset_seed``, ``dtype`` and the config's fields), the samples
-    ``[start, stop)`` of this run and the solver that computes them."""
+    ``[start, stop)`` of this run and the solver that computes them (``device``: the torch
+    device of a torch solver, None for the numpy solvers)."""
 
     format: int
     settings: dict[str, Any]
@@ -65,6 +66,7 @@ class Manifest(TypedDict):
     solver_class: str
     solver_config: dict[str, Any]
     neuralop_fem_version: str
+    device: str | None
 
 
 def _atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
