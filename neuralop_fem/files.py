@@ -36,6 +36,7 @@ __all__ = [
     "ExclusiveLock",
     "atomic_path",
     "open_for_reading",
+    "output_dir_problem",
     "remove_stale_temporaries",
     "write_bytes_atomic",
     "write_json_atomic",
@@ -125,6 +126,30 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             raise translated from exc
         raise
     _fsync_directory(target.parent)
+
+
+def output_dir_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why a directory cannot be written (or created and written) at ``path``, or None.
+
+    For a library call that writes its outputs at the end of a long computation, to refuse a
+    folder it cannot write before the work instead of failing with ``PermissionError`` after
+    it: a file in the way, or a nearest existing ancestor that is not a writable directory.
+
+    >>> with tempfile.NamedTemporaryFile() as f:  # a file where a folder is wanted
+    ...     output_dir_problem(f"{f.name}/reports")  # doctest: +ELLIPSIS
+    "must be a writable directory; got '.../reports' ('...' is not a directory)"
+    """
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        return f"must be a directory; got {os.fspath(target)!r}, which is not one"
+    existing = next(p for p in (target, *target.parents) if p.exists())
+    if not existing.is_dir():
+        return (f"must be a writable directory; got {os.fspath(target)!r} "
+                f"({os.fspath(existing)!r} is not a directory)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return (f"must be a writable directory; got {os.fspath(target)!r} "
+                f"({os.fspath(existing)!r} is not writable)")
+    return None
 
 
 def _write_with(path: str | os.PathLike[str], mode: str, write: Callable[[Any], None]) -> None:

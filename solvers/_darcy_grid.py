@@ -267,7 +267,7 @@ def _as_field(
     """``initial_guess`` / ``forcing`` as a (n_samples, n, n) float64 array (None passes)."""
     if values is None:
         return None
-    arr = ordered_values(values, core_dims=("x", "y"))  # a DataArray by dim name
+    arr = ordered_values(values, core_dims=("x", "y"), name=name)  # a DataArray by dim name
     want = batch.values.shape
     if arr.dtype.kind not in "fiu":
         msg = f"`{name}` must be a real array; got dtype {arr.dtype}."

@@ -13,8 +13,8 @@ from .checks import check_int, check_real, is_real, plain
 from .contract import check_finite, ordered_values
 from .errors import InputError, ShapeError
 
-__all__ = ["MAGNITUDE", "check_coefficient", "check_noise_levels", "check_observations", "count",
-           "is_real", "real"]
+__all__ = ["MAGNITUDE", "MAX_MEMORY", "check_coefficient", "check_noise_levels",
+           "check_observations", "count", "is_real", "real", "wrong_sign_note"]
 
 Array = NDArray[np.float64]
 
@@ -24,6 +24,14 @@ Array = NDArray[np.float64]
 #: CG inner products like its square) under- or overflow in float64: observations at 1e-97
 #: ended in a division by zero inside CG.
 MAGNITUDE = 1e50
+#: Most L-BFGS-B correction pairs (``memory``): scipy allocates ``(2 m + 5) n + 11 m^2``
+#: floats up front (``m = 10**9`` overflows its size check), and pairs beyond the iterations
+#: done are never used (defaults: 30 pairs, 40 iterations).
+MAX_MEMORY = 1000
+#: The sign test of :func:`wrong_sign_note`: noise of relative level ``L`` puts about
+#: ``L / 5`` of the interior norm on the wrong side of 0 (measured: 0.01 at 0.1, 0.06 at 0.3),
+#: so a share above ``max(SIGN_SLACK, L / 2)`` is more than noise explains.
+SIGN_SLACK = 0.02
 
 
 def real(value: Any, *, name: str, low: float = 0.0, strict: bool = True) -> float:
@@ -67,11 +75,47 @@ def check_observations(values: Array, *, forcing: float) -> None:
         raise InputError(msg)
 
 
+def wrong_sign_note(values: Array, *, forcing: float, noise_levels: Array,
+                    name: str = "u_obs") -> str | None:
+    """Why observations look sign-flipped in part, or None.
+
+    The solution of a forcing of one sign has that sign inside (maximum principle). For each
+    sample the share ``||min(sign(f) u, 0)|| / ||u||`` over the interior nodes is compared
+    with what its noise level explains (:data:`SIGN_SLACK`); a wholly flipped sample is
+    refused by :func:`check_observations`, a partly flipped one is only suspicious (the
+    inversion still fits it, confidently and wrongly).
+
+    Parameters
+    ----------
+    values : (n_samples, n, n) array
+        Observations on the node grid.
+    forcing
+        The forcing ``f`` the observations are said to come from.
+    noise_levels : (n_samples,) array
+        Relative noise level of each sample.
+    name
+        The observations' name in the message.
+    """
+    inner = np.sign(forcing) * values[:, 1:-1, 1:-1].reshape(len(values), -1)
+    norms = np.linalg.norm(inner, axis=1)
+    share = np.linalg.norm(np.minimum(inner, 0.0), axis=1) / np.where(norms > 0, norms, 1.0)
+    bad = share > np.maximum(SIGN_SLACK, 0.5 * np.asarray(noise_levels, dtype=np.float64))
+    if not bad.any():
+        return None
+    k = int(np.argmax(bad))
+    sign = "positive" if forcing > 0 else "negative"
+    return (f"`{name}` looks sign-flipped: with forcing {forcing:g} the solution is "
+            f"{sign} inside (maximum principle), but {share[k]:.1%} of the interior norm of "
+            f"sample {k} has the other sign, more than its noise level {noise_levels[k]:g} "
+            f"explains ({int(bad.sum())} of {len(values)} samples like it). Check the sign of "
+            "the data, or pass the forcing that produced them.")
+
+
 def check_coefficient(a: Any, *, want: tuple[int, ...], name: str,
                       bounds: tuple[float, float] | None) -> Array:
     """``a`` (a start or an objective's argument) as float64 of shape ``want``, > 0, within
     the magnitudes and (for ``initial_guess``) the bounds."""
-    arr = ordered_values(a, core_dims=("x", "y"))  # a DataArray by dim name
+    arr = ordered_values(a, core_dims=("x", "y"), name=name)  # a DataArray by dim name
     if arr.dtype.kind not in "fiu":
         msg = f"`{name}` must be a real array; got dtype {arr.dtype}."
         raise InputError(msg)

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_adjoint import average_pool_nodes
 from .checks import is_int, is_real, plain
-from .contract import check_finite
+from .contract import check_finite, ordered_values
 from .errors import InputError, ShapeError
 
 __all__ = [
@@ -73,7 +73,7 @@ def admissible_start(a: ArrayLike, *, bounds: tuple[float, float] | None = None,
     >>> admissible_start(np.array([[-1.0, 4.0], [8.0, 12.0]])).tolist()
     [[0.8, 4.0], [8.0, 12.0]]
     """
-    arr = np.asarray(getattr(a, "values", a))
+    arr = ordered_values(a, core_dims=("x", "y"), name="a")  # a DataArray by dim name
     if arr.dtype.kind not in "fiu" or arr.ndim not in (2, 3):
         msg = f"`a` must be a real (n, n) or (n_samples, n, n) array; got {arr.dtype} {arr.shape}."
         raise InputError(msg)
@@ -118,7 +118,7 @@ def _number(value: Any, *, name: str, fraction: bool = False) -> float:
 
 
 def _fields(values: Any, *, name: str) -> Array:
-    arr = np.asarray(getattr(values, "values", values))
+    arr = ordered_values(values, core_dims=("x", "y"), name=name)  # a DataArray by dim name
     if arr.dtype.kind not in "fiu" or arr.ndim not in (2, 3) or arr.shape[-1] != arr.shape[-2]:
         msg = (f"`{name}` must be a real array of shape (n_samples, n, n) or (n, n); got "
                f"{arr.dtype} array of shape {arr.shape}.")
@@ -196,8 +196,9 @@ def add_noise(
 
     Parameters
     ----------
-    u : (n_samples, n, n) or (n, n) array
-        Clean solutions.
+    u : (n_samples, n, n) or (n, n) array, or DataArray
+        Clean solutions (a DataArray read by its dim names, ``(sample, x, y)`` in any
+        spatial order; the result is in that order).
     level
         Without ``std_field``: the relative level; each sample gets
         ``level * ||u_k|| / sqrt(N) * z`` (``N`` interior nodes), so ``E||eta||^2 =
@@ -210,7 +211,7 @@ def add_noise(
 
     Returns
     -------
-    Array of the shape of ``u``.
+    Array of the shape of ``u`` (of a DataArray: ``(sample, x, y)``).
     """
     lev = _number(level, name="level", fraction=True)
     arr = _fields(u, name="u")
@@ -233,6 +234,13 @@ def add_noise(
     return out[0] if arr.ndim == 2 else out
 
 
+def _nodal(a: ArrayLike, *, name: str) -> Array:
+    """``a`` as float64 ``(n_samples, n, n)`` (one ``(n, n)`` field as one sample), a
+    DataArray read by its dim names."""
+    arr = ordered_values(a, core_dims=("x", "y"), name=name).astype(np.float64)
+    return arr[None] if arr.ndim == 2 else arr
+
+
 def pool_coefficient(a: ArrayLike, *, factor: int) -> Array:
     """Average-pool a node-grid field: ``n -> (n - 1) / factor + 1`` nodes.
 
@@ -246,7 +254,7 @@ def pool_coefficient(a: ArrayLike, *, factor: int) -> Array:
     a : (..., n, n) array with ``(n - 1) % factor == 0``.
     factor : int >= 1
     """
-    arr = np.asarray(a, dtype=np.float64)
+    arr = ordered_values(a, core_dims=("x", "y"), name="a").astype(np.float64)
     n = arr.shape[-1]
     if not is_int(factor) or factor < 1 or (n - 1) % factor:
         msg = f"`factor` must be an int >= 1 dividing n - 1 = {n - 1}; got {plain(factor)}."
@@ -279,8 +287,8 @@ def coefficient_errors(
         after pooling; ``"misclassified"``: fraction of nodes where ``a_est > threshold``
         differs from ``a_true > threshold``.
     """
-    est = np.atleast_3d(np.asarray(a_est, dtype=np.float64).T).T
-    true = np.atleast_3d(np.asarray(a_true, dtype=np.float64).T).T
+    est = _nodal(a_est, name="a_est")
+    true = _nodal(a_true, name="a_true")
     if est.shape != true.shape:
         msg = f"`a_est` must have the shape of `a_true` {true.shape}; got {est.shape}."
         raise ShapeError(msg)
@@ -289,7 +297,7 @@ def coefficient_errors(
         return np.linalg.norm(x - y, axis=(1, 2)) / np.linalg.norm(y, axis=(1, 2))
 
     coarse_true = pool_coefficient(true, factor=pool) if a_true_coarse is None else (
-        np.atleast_3d(np.asarray(a_true_coarse, dtype=np.float64).T).T)
+        _nodal(a_true_coarse, name="a_true_coarse"))
     return {
         "fine": rel(est, true),
         "coarse": rel(pool_coefficient(est, factor=pool), coarse_true),

@@ -301,10 +301,20 @@ def _core_order(dims: tuple, core_dims: Sequence[str]) -> list | None:
     return [*head, *core_dims]
 
 
-def ordered_values(values: SolverInput, *, core_dims: Sequence[str]) -> NDArray[np.generic]:
-    """``values`` as a numpy array; a DataArray whose dims are ``("sample", *core_dims)`` or
-    ``core_dims`` with the spatial ones in any order is first transposed by name to that
-    order (an array, or a DataArray with other dims, is taken as it is).
+def ordered_values(values: SolverInput, *, core_dims: Sequence[str],
+                   name: str = "values") -> NDArray[np.generic]:
+    """``values`` as a numpy array, a DataArray read by its dim names: the one reading of
+    dims of the fields that go with a solver's input (starts, references, noise fields).
+
+    A DataArray whose dims are ``("sample", *core_dims)`` or ``core_dims``, the spatial ones
+    in any order, is transposed by name to that order; one with other dims is refused (its
+    axes would otherwise be taken by position, ``(sample, y, x)`` as ``(x, y)``). An array is
+    taken as it is.
+
+    Raises
+    ------
+    ShapeError
+        A DataArray with other dims; the message names ``name`` (the argument).
 
     >>> import xarray as xr
     >>> da = xr.DataArray(np.arange(6.0).reshape(2, 3), dims=("y", "x"))
@@ -312,10 +322,15 @@ def ordered_values(values: SolverInput, *, core_dims: Sequence[str]) -> NDArray[
     (3, 2)
     """
     if hasattr(values, "dims") and hasattr(values, "transpose"):
-        order = _core_order(tuple(values.dims), core_dims)
-        if order is not None:
-            values = values.transpose(*order)
-        return np.asarray(values.values)
+        dims = tuple(values.dims)
+        order = _core_order(dims, core_dims)
+        if order is None:
+            core = tuple(core_dims)
+            msg = (f"`{name}` must have dims {(SAMPLE_DIM, *core)} or {core} (the spatial "
+                   f"ones in any order); got {dims}. Use .rename(...) or .transpose(...) to "
+                   "match.")
+            raise ShapeError(msg)
+        return np.asarray(values.transpose(*order).values)
     return np.asarray(values)
 
 

@@ -44,12 +44,14 @@ from ._darcy_fd import AVERAGINGS
 from ._darcy_linear import LINEAR_SOLVERS
 from ._inverse_checks import (
     MAGNITUDE,
+    MAX_MEMORY,
     check_coefficient,
     check_noise_levels,
     check_observations,
     count,
     is_real,
     real,
+    wrong_sign_note,
 )
 from ._inverse_noise import (
     NOISE_HINT,
@@ -72,9 +74,11 @@ __all__ = [
     "add_noise",
     "admissible_start",
     "check_noise_level",
+    "check_noise_levels",
     "coefficient_errors",
     "paper_noise_to_relative",
     "pool_coefficient",
+    "wrong_sign_note",
 ]
 
 Array = NDArray[np.float64]
@@ -156,7 +160,7 @@ class DarcyInverseSolver:
     warm_levels
         The same for a start from a given ``initial_guess`` (default 1: observation grid only).
     memory
-        L-BFGS-B correction pairs.
+        L-BFGS-B correction pairs, in [1, 1000].
 
     Examples
     --------
@@ -212,6 +216,11 @@ class DarcyInverseSolver:
                                              strict=False)
         for name in ("maxiter", "coarse_maxiter", "levels", "warm_levels", "memory"):
             values[name] = count(getattr(self, name), name=name, low=1)
+        if values["memory"] > MAX_MEMORY:
+            msg = (f"`memory` must be an int in [1, {MAX_MEMORY}] (L-BFGS-B correction pairs; "
+                   f"scipy allocates (2 memory + 5) n floats, and pairs beyond the iterations "
+                   f"are never used); got {values['memory']}.")
+            raise InputError(msg)
         if self.bounds is not None:
             b = self.bounds
             ok = isinstance(b, tuple | list) and len(b) == 2 and all(is_real(v) for v in b)
@@ -319,6 +328,10 @@ class DarcyInverseSolver:
 
         Warns
         -----
+        UserWarning
+            When observations have the sign opposite to ``forcing`` on more of the interior
+            than their noise level explains (partly sign-flipped data;
+            :func:`solvers._inverse_checks.wrong_sign_note`).
         ConvergenceWarning
             When iterative linear solves of a sample missed ``tol`` and were redone by sparse
             LU (counted in ``report.linear_fallbacks``), or when a sample failed (its
@@ -333,6 +346,9 @@ class DarcyInverseSolver:
             guess = self._coefficient(initial_guess, want=want, name="initial_guess")
             guess = guess.reshape(u.shape)
         levels = self._noise_levels(noise_level, len(u))
+        note = wrong_sign_note(u, forcing=self.forcing, noise_levels=levels)
+        if note is not None:
+            warnings.warn(f"DarcyInverseSolver: {note}", UserWarning, stacklevel=2)
         out = np.empty_like(u)
         rows = []
         for k in range(len(u)):

@@ -395,8 +395,8 @@ def test_compare_refuses_a_noise_level_in_percent_or_a_bool(inverse_run, level):
     run, data, _ = inverse_run
     sur = Surrogate.load(run)
     u, truth = sur.test_split(data, max_samples=2)
-    with pytest.raises(InputError, match=r"`noise_level` must be relative noise levels in "
-                                         r"\[0, 1\) \(a fraction .*5 %\)"):
+    with pytest.raises(InputError, match=r"`noise_level` must be (relative noise levels in "
+                                         r"\[0, 1\) |a number .*)\(a fraction .*5 %\)"):
         compare_inverse(DarcyInverseSolver(), sur, u, truth=truth, noise_level=level)
 
 

@@ -101,7 +101,8 @@ def _problem_of(reference: object, candidate: object, problem: str | Problem | N
 
 def _reference_values(reference_solution: SolverInput, batch: Batch,
                       problem: Problem) -> NDArray[np.float64]:
-    ref = ordered_values(reference_solution, core_dims=problem.dims)  # DataArray: by name
+    ref = ordered_values(reference_solution, core_dims=problem.dims,  # DataArray: by name
+                         name="reference_solution")
     if ref.dtype.kind not in "fiu":
         msg = f"`reference_solution` must be a real array; got dtype {ref.dtype}."
         raise InputError(msg)

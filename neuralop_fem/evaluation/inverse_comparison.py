@@ -43,8 +43,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from solvers.contract import SolverInput, SupportsSolve, as_batch, ordered_values
 from solvers.darcy_inverse import (
-    NOISE_HINT,
     admissible_start,
+    check_noise_levels,
     coefficient_errors,
     pool_coefficient,
 )
@@ -76,7 +76,8 @@ def _truth(truth: SolverInput | None, shape: tuple[int, ...], single: bool) -> A
         msg = ("`reference_solution` (the true coefficient on the observation grid) must be "
                "given to compare answers to an inverse problem; got None.")
         raise InputError(msg)
-    a = ordered_values(truth, core_dims=("x", "y")).astype(np.float64)  # DataArray: by name
+    a = ordered_values(truth, core_dims=("x", "y"),  # DataArray: by name
+                       name="reference_solution").astype(np.float64)
     if single and a.ndim == len(shape) - 1:
         a = a[None]
     if a.shape != shape:
@@ -98,7 +99,8 @@ def _candidate(candidate: SupportsSolve, u: Array) -> tuple[Array, Array, float]
     else:
         out = candidate.solve(u)
     seconds = (time.perf_counter() - t0) / len(u)
-    out = np.asarray(getattr(out, "values", out), dtype=np.float64)
+    out = ordered_values(out, core_dims=("x", "y"),  # a DataArray by dim name
+                         name="candidate.solve(u)").astype(np.float64)
     if out.ndim != 3 or out.shape[0] != len(u) or out.shape[1] != out.shape[2]:
         msg = (f"`candidate` must return a coefficient of shape (n_samples, m, m); got "
                f"{out.shape}.")
@@ -161,13 +163,8 @@ def _run_inversion(solver: DarcyInverseSolver, u: Array, levels: Array,
 
 def _noise_levels(noise_level: ArrayLike | None, candidate: SupportsSolve,
                   solver: DarcyInverseSolver, u: Array) -> Array:
-    if noise_level is not None:
-        raw = np.asarray(getattr(noise_level, "values", noise_level))
-        if raw.dtype.kind not in "fiu" or (raw >= 1).any():
-            msg = (f"`noise_level` must be relative noise levels in [0, 1) ({NOISE_HINT}); got "
-                   f"{noise_level!r}.")
-            raise InputError(msg)
-        levels = np.broadcast_to(raw.astype(np.float64), (len(u),)).copy()
+    if noise_level is not None:  # a number, or one per sample: the inversion's own check
+        levels = check_noise_levels(noise_level, len(u), default=0.0)
     elif hasattr(candidate, "relative_noise_level"):
         levels = np.asarray(candidate.relative_noise_level(u), dtype=np.float64)
     else:
@@ -254,6 +251,10 @@ def compare_inverse(reference: DarcyInverseSolver, candidate: SupportsSolve, inp
         ``<approach>_<metric>_median``, plus ``problem``, ``reference``, ``candidate``.
     """
     phases, threshold = _phases(warm_phases, threshold)
+    if phases is not None and not warm_start:
+        msg = (f"`warm_phases` snap the start of the warm-started inversion, so they cannot go "
+               f"with warm_start=False (no warm start); got warm_phases={warm_phases!r}.")
+        raise InputError(msg)
     batch = as_batch(inputs, name="u", core_dims=("x", "y"))
     u = batch.values
     a_true = _truth(truth, u.shape, batch.single)

@@ -15,6 +15,7 @@ from solvers.checks import check_optional_int
 from solvers.problems import PROBLEMS, get_problem
 
 from ..errors import InputError
+from ..files import output_dir_problem
 from ..surrogate import Surrogate
 from ..surrogate.observations import sample_fields
 from .comparison import compare
@@ -143,6 +144,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     from ..zoo import resolve_run_dir
     from .run_evaluation import parse_indices
 
+    if snap_warm_start and not warm_start:
+        msg = ("`snap_warm_start` (--snap-warm-start) snaps the start of the warm-started "
+               "inversion, so it cannot go with warm_start=False (no warm start); got both.")
+        raise InputError(msg)
     run_dir = resolve_run_dir(run_dir)  # zoo:NAME -> the zoo entry's directory
     max_samples = check_optional_int(max_samples, name="max_samples", minimum=1)
     if ladder_budget is not None and not (isinstance(ladder_budget, (int, float))
@@ -156,6 +161,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
         raise InputError(msg)
     if target.exists() and not target.is_dir():
         msg = f"`out` must be a directory; got {os.fspath(out)!r}, which is a file."
+        raise InputError(msg)
+    unwritable = output_dir_problem(target)  # before the work, not a PermissionError after it
+    if unwritable is not None:
+        msg = f"`out` {unwritable}."
         raise InputError(msg)
     sur = Surrogate.load(run_dir, device=device)
     problem = get_problem(sur.problem)

@@ -23,7 +23,8 @@ def grid_data(ds: Any, train: NDArray[np.int64], test: NDArray[np.int64],
               n: int) -> dict[str, NDArray[np.float64]]:
     """The test solutions ``u`` and coefficients ``a`` of a Darcy dataset ``ds`` at positions
     ``test`` on the ``n x n`` grid strided from the dataset's, and up to 256 training solutions
-    ``u_train`` there (for the noise's pointwise spread); each read once.
+    ``u_train`` there (for the noise's pointwise spread); each read once, as (sample, x, y)
+    arrays whatever the order of the dataset's dims.
 
     Raises
     ------
@@ -34,9 +35,13 @@ def grid_data(ds: Any, train: NDArray[np.int64], test: NDArray[np.int64],
 
     stride = get_problem("darcy").stride(int(ds.sizes["x"]), n)
     sel = {"x": slice(None, None, stride), "y": slice(None, None, stride)}
-    return {"u_train": ds["u"].isel(sample=train[:256]).isel(sel).values,
-            "u": ds["u"].isel(sample=test).isel(sel).values,
-            "a": ds["a"].isel(sample=test).isel(sel).values}
+
+    def read(name: str, positions: NDArray[np.int64]) -> NDArray[np.float64]:
+        # by dim name: a file opened with plain xarray stores (sample, y, x)
+        field = ds[name].isel(sample=positions).isel(sel)
+        return field.transpose("sample", "x", "y").values
+
+    return {"u_train": read("u", train[:256]), "u": read("u", test), "a": read("a", test)}
 
 
 def paper_observations(grid: dict[str, NDArray[np.float64]], epsilon: float,

@@ -17,6 +17,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from solvers.checks import is_int
+
+from ..errors import DatasetError
 from .entries import problem_of_file, problem_prefix, spec_of
 
 __all__ = ["SCALE_FIELDS", "changes", "dataset_record", "generate_command", "model_suffix",
@@ -55,12 +58,18 @@ def dataset_record(path: Path) -> dict[str, Any]:
     with load_dataset(path) as ds:
         record = generation_settings(ds.attrs, source=str(path)) or {}
         problem = str(ds.attrs.get("problem"))
+        seed = ds.attrs.get("dataset_seed")
+        if not is_int(seed) or seed < 0:
+            msg = (f"{path}: must be a dataset written by `neuralop-fem generate` (attribute "
+                   f"`dataset_seed`, an int >= 0, which the rows' data are found by); got "
+                   f"{seed!r}.")
+            raise DatasetError(msg)
         entry = get_problem(problem)
         names = [entry.input_name, entry.output_name]
         digest = ValuesDigest(names)  # the checksum, in the sketch's pass over the values
         sketch = values_sketch(ds, names, on_block=digest.add)
         return {
-            "path": str(path), "problem": problem, "dataset_seed": int(ds.attrs["dataset_seed"]),
+            "path": str(path), "problem": problem, "dataset_seed": int(seed),
             "n_samples": int(ds.sizes["sample"]), "resolution": int(ds.sizes["x"]),
             "settings": record.get("settings"), "solver_class": record.get("solver_class"),
             "checksum_variables": names, "checksum": digest.checksum(), "sketch": sketch,
@@ -75,11 +84,11 @@ def generate_command(problem: str, n_samples: int, settings: dict[str, Any] | No
     """The ``neuralop-fem generate`` command that regenerates a file (bit for bit where numpy
     and BLAS choose the same kernels, to rounding elsewhere: ``neuralop-fem reproduce
     check-data``)."""
-    if not settings:
-        return None
+    fixed = ("problem", "resolution", "dataset_seed", "dtype")
+    if not settings or any(key not in settings for key in fixed):
+        return None  # settings of another source, or damaged: no command regenerates them
     from ..data.generation import config_class
 
-    fixed = ("problem", "resolution", "dataset_seed", "dtype")
     config = config_class(problem).from_stored({k: v for k, v in settings.items()
                                                 if k not in fixed})
     settings = {**{k: settings[k] for k in fixed}, **config.to_dict()}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import warnings
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -32,9 +33,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from solvers.checks import plain
 from solvers.contract import SolverInput, SolverOutput, as_batch
-from solvers.darcy_inverse import paper_noise_to_relative
+from solvers.darcy_inverse import paper_noise_to_relative, wrong_sign_note
 
-from ..errors import InputError, RunDirectoryError, ShapeError
+from ..errors import DatasetError, InputError, RunDirectoryError, ShapeError
 from .resample import resample_nodes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,7 +58,10 @@ class Surrogate(Protocol):
 
     def noise_std(self) -> NDArray[np.float64] | None: ...
 
-__all__ = ["load_test_split", "noisy_observations", "relative_noise_level", "sample_fields"]
+    def reference_solver(self) -> Any: ...
+
+__all__ = ["load_test_split", "noisy_observations", "relative_noise_level", "sample_fields",
+           "warn_if_sign_flipped"]
 
 
 def relative_noise_level(sur: Surrogate, inputs: SolverInput) -> NDArray[np.float64]:
@@ -78,6 +82,33 @@ def relative_noise_level(sur: Surrogate, inputs: SolverInput) -> NDArray[np.floa
     # std already holds sigma + 1e-5: the converter's offset is 0 here
     levels = paper_noise_to_relative(sur.noise, std, observed=u, std_offset=0.0)
     return np.atleast_1d(np.asarray(levels, dtype=np.float64))
+
+
+def warn_if_sign_flipped(sur: Surrogate, values: NDArray[np.float64]) -> None:
+    """Warn when observations given to an inverse surrogate have, on more of the interior
+    than their noise explains, the sign opposite to the training data's forcing (the rule of
+    the classical inversion, :func:`solvers._inverse_checks.wrong_sign_note`): the model
+    would answer them with a confident coefficient. Data imported without their forcing are
+    not checked (the sign is unknown).
+
+    Parameters
+    ----------
+    sur
+        An inverse surrogate.
+    values : (n_samples, n, n) array
+        Its checked inputs, the observed solutions.
+    """
+    try:
+        forcing = getattr(sur.reference_solver(), "forcing", None)
+    except DatasetError:  # imported without the forcing: nothing to compare the sign with
+        return
+    if not isinstance(forcing, numbers.Real) or forcing == 0:
+        return
+    note = wrong_sign_note(values, forcing=float(forcing),
+                           noise_levels=relative_noise_level(sur, values),
+                           name=sur.spec.input_name)
+    if note is not None:
+        warnings.warn(f"{sur.problem} surrogate: {note}", UserWarning, stacklevel=4)
 
 
 def _run_seed(sur: Surrogate) -> int:

@@ -33,6 +33,7 @@ from ..errors import InputError, RunDirectoryError
 from ..models.size import check_resolution
 from .inference import CPU_BATCH, check_precision, cuda_batch_size, inference_forward, predict
 from .input_shape import InputShape
+from .observations import warn_if_sign_flipped
 from .module_adapter import surrogate_from_module
 from .resample import resample_nodes, resample_periodic
 from .run_record import load_operator, lookup, ood_from_provenance
@@ -160,21 +161,25 @@ class Surrogate:
         return sur
 
     @classmethod
-    def pretrained(cls, name: str, *, device: str | torch.device | None = None,
-                   batch_size: int | None = None, precision: str = "float32") -> Surrogate:
-        """A model of the zoo shipped with the package (``neuralop-fem zoo`` lists them).
+    def pretrained(cls, name: str, *, zoo_dir: str | os.PathLike[str] | None = None,
+                   device: str | torch.device | None = None, batch_size: int | None = None,
+                   precision: str = "float32") -> Surrogate:
+        """A model of the zoo shipped with the package (``neuralop-fem zoo`` lists them), or
+        of the zoo directory ``zoo_dir`` (``neuralop-fem zoo add --zoo-dir DIR``).
 
-        ``Surrogate.pretrained("burgers-fno")`` is ``Surrogate.load("zoo:burgers-fno")``; its
-        model card is :attr:`card` (how the data and the model were made, the test errors).
+        ``Surrogate.pretrained("burgers-fno")`` (or ``"zoo:burgers-fno"``) is
+        ``Surrogate.load("zoo:burgers-fno")``; its model card is :attr:`card` (how the data
+        and the model were made, the test errors).
 
         Raises
         ------
         InputError
             For an unknown name; the message lists the available models.
         """
-        from ..zoo import entry_dir
+        from ..zoo import PREFIX, entry_dir
 
-        sur = cls.load(entry_dir(name), device=device, batch_size=batch_size,
+        name = name.removeprefix(PREFIX) if isinstance(name, str) else name
+        sur = cls.load(entry_dir(name, zoo_dir), device=device, batch_size=batch_size,
                        precision=precision)
         sur.name = f"{name} (zoo)"
         return sur
@@ -448,6 +453,8 @@ class Surrogate:
         if self.spec.positive_input and (values <= 0).any():
             msg = f"`{name}` must be > 0 everywhere; got minimum {plain(values.min())}."
             raise InputError(msg)
+        if self.spec.inverse:
+            warn_if_sign_flipped(self, values)
         return batch, values
 
     def _infer(self, values: NDArray[np.float64], resample: bool) -> NDArray[np.float64]:

@@ -193,3 +193,24 @@ def test_a_damaged_results_file_is_one_line(files, tmp_path, content, message):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("neuralop-fem reproduce check-data: error:"), proc.stderr
     assert message in last
+
+
+def test_settings_without_resolution_are_no_rows_data_not_an_internal_error(files, tmp_path):
+    """A file whose generation settings lack a key the generate command needs (`resolution`,
+    removed here) has no command that regenerates it: ``check-data`` says no row holds it
+    (exit 1), it does not fail on the missing key."""
+    import netCDF4
+
+    src = tmp_path / "b.nc"
+    src.write_bytes(files["data"].read_bytes())
+    with netCDF4.Dataset(src, "a") as nc:
+        config = json.loads(nc.getncattr("config_json"))
+        del config["settings"]["resolution"]
+        nc.setncattr("config_json", json.dumps(config))
+    record = dataset_record(src)
+    assert record["generate_command"] is None
+    results = tmp_path / "reproduction.json"
+    results.write_text(json.dumps(_results(("r", dataset_record(files["seed2"])))))
+    proc = _check_data(results, str(src))
+    assert (proc.returncode, proc.stderr) == (1, ""), proc.stderr
+    assert proc.stdout.startswith(f"{src}: no row of reproduction.json was trained on data")

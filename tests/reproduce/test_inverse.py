@@ -25,6 +25,9 @@ def test_the_observation_grid_is_strided_from_the_data() -> None:
     assert grid["u_train"].shape == (30, 5, 5)
     with pytest.raises(InputError):
         grid_data(ds, np.arange(30), np.array([30]), 4)  # 8 is not a multiple of 3
+    stored = grid_data(ds.transpose("sample", "y", "x"), np.arange(30), np.array([30, 31]), 5)
+    for name in grid:  # a file's (sample, y, x) order is read by dim name
+        np.testing.assert_array_equal(stored[name], grid[name])
 
 
 def test_the_noise_is_epsilon_times_the_training_spread() -> None:
