@@ -24,6 +24,7 @@ Two checks, both cheap (O(n) or O(n log n) per sample):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NotRequired, TypedDict
@@ -185,18 +186,23 @@ class OODReference:
                    covariance=tuple(tuple(r) for r in data["covariance"]),
                    n_train=int(data["n_train"]), value_set=tuple(data.get("value_set", ())))
 
-    @property
+    @functools.cached_property
     def threshold(self) -> float:
-        """``chi2.ppf(OOD_QUANTILE, k)``: scores above it are flagged."""
+        """``chi2.ppf(OOD_QUANTILE, k)``: scores above it are flagged (computed once)."""
         return float(_stats.chi2.ppf(OOD_QUANTILE, len(self.mean)))
 
     def score(self, inputs: NDArray[np.float64]) -> NDArray[np.float64]:
         """Squared Mahalanobis distance ``d^2`` of each sample, shape (n_samples,)."""
         d = ood_statistics(inputs, self.problem) - np.asarray(self.mean)
-        inv = np.linalg.inv(np.asarray(self.covariance))
+        inv = self._inverse_covariance
         with np.errstate(over="ignore", invalid="ignore"):
             score = np.einsum("si,ij,sj->s", d, inv, d)
         return np.where(np.isfinite(score), score, np.inf)  # non-finite statistics: flagged
+
+    @functools.cached_property
+    def _inverse_covariance(self) -> NDArray[np.float64]:
+        """The inverse of :attr:`covariance` (computed once: the check runs on every solve)."""
+        return np.linalg.inv(np.asarray(self.covariance, dtype=np.float64))
 
     def off_set_fraction(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
         """Darcy: per-sample fraction of values not in :attr:`value_set` (rel. tol 1e-6)."""

@@ -11,6 +11,9 @@ machine (docs/training.md, "What has run on a GPU"):
   ``--from``);
 - ``darcy`` (:mod:`.darcy`): darcy-galerkin and darcy-inverse-galerkin (noise 0.01) for 100
   epochs of 1024 samples, resumed across calls (``--from`` the previous call's output);
+- ``inference`` (:mod:`.inference`): the zoo models' inference speed (``Surrogate.solve``
+  against the bare forward pass, FLOPs, share of a matmul's rate) and each precision's
+  accuracy cost, GPU and CPU (``benchmarks/bench_inference.py``), in one call;
 - ``prepare`` (:mod:`.prepare`): install the wheels and generate the Darcy data only, the first
   of two calls on one warm machine when a ``darcy`` state and the wheels exceed one call's carry;
 - ``wheels``: only install the wheels of ``--wheels`` into ``--out`` (a check of the folder;

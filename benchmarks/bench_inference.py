@@ -1,0 +1,51 @@
+"""Inference speed of the zoo's models: ``Surrogate.solve`` against the bare forward pass, FLOPs,
+the share of a dense matmul's rate, and each precision's accuracy cost
+(``neuralop_fem.benchmarking.inference``).
+
+Run (a few minutes on two cores; ``--gpu`` adds a CUDA device's rows)::
+
+    nice python benchmarks/bench_inference.py [--models NAME ...] [--samples 24] [--gpu]
+
+Writes ``benchmarks/results/inference.json`` and ``inference.md`` (``--out`` another folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from neuralop_fem.benchmarking import inference
+from neuralop_fem.environment import environment_record
+from neuralop_fem.reproduce.results import footer, write_results
+from neuralop_fem.training.amp import cpu_bf16_features
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="*", default=inference.zoo_models())
+    parser.add_argument("--samples", type=int, default=24)
+    parser.add_argument("--batches", type=int, nargs="*", default=list(inference.CPU_BATCHES))
+    parser.add_argument("--max-call-s", type=float, default=20.0,
+                        help="skip a cell whose one call would take longer (default 20)")
+    parser.add_argument("--gpu", action="store_true", help="also time CUDA")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    plan = inference.Plan(models=tuple(args.models), samples=args.samples,
+                          cpu_threads=(1, cores) if cores > 1 else (1,),
+                          cpu_batches=tuple(args.batches), gpu=args.gpu,
+                          max_call_s=args.max_call_s)
+    result = inference.measure(plan, log=lambda line: print(line, flush=True))
+    record = environment_record() | {"cpu_bf16_features": list(cpu_bf16_features())}
+    notes = [f"CPU native bf16: {', '.join(cpu_bf16_features()) or 'none'}."]
+    md = inference.markdown(result["models"], result["peaks"], notes=notes)
+    paths = write_results(args.out, "inference", {**result, **record},
+                          "\n".join([*md, "", *footer(record)]))
+    print("wrote", *paths)
+
+
+if __name__ == "__main__":
+    main()
