@@ -14,7 +14,11 @@ the median time of two more epochs.
 
 The reference code is not part of this project: bring it with a checkout of that repository
 (its ``libs`` folder and ``config.yml``) and install what it imports beyond ours
-(``pip install torchinfo ipython psutil``); it runs on torch 2.x unchanged.
+(``pip install torchinfo psutil``; IPython, which they ask only whether a notebook runs
+them, is answered "no" where it is missing); it runs on torch 2.x unchanged. On the GPU machine:
+carry the checkout (for example under the ignored ``.carry/``) and the two wheels
+(``benchmarks/gpu/fetch_wheels.sh`` fetches them), then run this driver with ``--device cuda
+--resolutions 512 8192``.
 
 Writes ``results/reference_training.{json,md}`` (``--out``). Usage::
 
@@ -26,11 +30,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import statistics
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +71,12 @@ def _reference_package(root: Path, work: Path) -> None:
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(root.resolve() / "libs", target_is_directory=True)
     sys.path.insert(0, str(link.parent))
+    if importlib.util.find_spec("IPython") is None:
+        # their utils ask IPython only whether they run in a notebook (styling): on a machine
+        # without it (the GPU image) the answer is "no", as IPython itself gives in a script
+        shell = types.ModuleType("IPython")
+        shell.get_ipython = lambda: None  # type: ignore[attr-defined]
+        sys.modules["IPython"] = shell
 
 
 def _data(work: Path, samples: int) -> tuple[Path, Path]:

@@ -22,6 +22,9 @@ packages=(
     netCDF4==1.7.5.1.post1
     cftime==1.6.6.1
     meshio==5.3.5
+    # what the paper's reference code imports beyond the image (bench_reference_training.py)
+    torchinfo==1.8.0
+    psutil==7.2.2
 )
 platforms=()
 for p in manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_24_x86_64 \
