@@ -11,8 +11,10 @@ What depends on the convention, and asks here:
 * the coordinates (validated against :func:`solvers.grids.grid_coordinates`);
 * the classical solver (:func:`grid_solver_name`: the node grid's default, else the problem's
   solver of that grid);
-* whether the labels vanish on the sample points at the edges (:func:`zero_boundary`), which
-  decides if a model's prediction is set to zero there (only on the node grid);
+* whether the labels vanish on the sample points at the edges (:func:`zero_boundary`: at
+  every edge, only on the node grid) and at which edges (:func:`dirichlet_edges`: the first
+  and last point per axis on nodes, the first on ``x_i = i/n``, none on cell centres), which
+  decides where a model's prediction is set to zero;
 * coarsening by striding (:func:`reachable`): node grids ``(n_full - 1) % (n - 1) == 0``,
   ``x_i = i/n`` grids ``n_full % n == 0``; a cell-centred grid is not strided (the centres of
   a coarser grid are not points of a finer one), so only its own resolution is reachable.
@@ -26,6 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from solvers.grids import describe_grid, grid_coordinates, grid_spacing
 from solvers.problems import get_problem
 
@@ -36,6 +40,7 @@ __all__ = [
     "GRID",
     "dataset_grid",
     "describe_grid",
+    "dirichlet_edges",
     "grid_coordinates",
     "grid_solver_name",
     "grid_spacing",
@@ -85,6 +90,31 @@ def zero_boundary(problem: str, grid: str) -> bool:
     half a cell inside, and ``x_i = i/n`` misses the edges ``x = 1``, ``y = 1``.
     """
     return get_problem(problem).zero_boundary_output and grid == "nodes"
+
+
+def dirichlet_edges(problem: str, grid: str,
+                    attrs: Mapping[str, object] | None = None) -> tuple[bool, bool]:
+    """Whether the first and the last sample point along each axis are Dirichlet nodes.
+
+    For a problem with ``u = 0`` on the boundary, an edge's points are Dirichlet nodes when
+    they lie on the boundary: ``x = 0`` for the first point, ``x = 1`` for the last. The
+    points are those of ``grid`` (:func:`grid_coordinates`), or where ``attrs`` records the
+    source points of an import relabelled onto the node grid (``source_x_coordinate``, e.g.
+    neuraloperator's ``i/n``), those: the labels were computed there.
+
+    Returns
+    -------
+    (first, last)
+        ``(True, True)`` on nodes, ``(True, False)`` on ``x_i = i/n`` (``"half-open"``),
+        ``(False, False)`` on cell centres and for problems without a zero boundary.
+    """
+    if not get_problem(problem).zero_boundary_output:
+        return (False, False)
+    source = (attrs or {}).get("source_x_coordinate")
+    points = (np.asarray(source, dtype=np.float64).ravel() if source is not None
+              and np.size(source) >= 2 else grid_coordinates(grid, 3))
+    # float32 coordinates of an import: 1e-6 is a few units in their last place on [0, 1].
+    return (bool(abs(points[0]) < 1e-6), bool(abs(points[-1] - 1.0) < 1e-6))
 
 
 def reachable(grid: str, n_full: int) -> list[int]:

@@ -274,9 +274,7 @@ class AmpForward(nn.Module):
         y = y.float()
         if op.output_normalizer is not None:
             y = op.output_normalizer.decode(y)
-        if op.dirichlet:
-            y = nn.functional.pad(y[:, 1:-1, 1:-1, :], (0, 0, 1, 1, 1, 1))
-        return y
+        return op.pin(y)
 
 
 @torch.no_grad()

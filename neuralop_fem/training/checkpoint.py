@@ -102,6 +102,7 @@ def operator_payload(
         "input_normalizer": _normalizer_state(operator.input_normalizer),
         "output_normalizer": _normalizer_state(operator.output_normalizer),
         "dirichlet": bool(operator.dirichlet),
+        "dirichlet_edges": list(operator.dirichlet_edges),
         "state_dict": {k: v.detach().cpu().clone() for k, v in operator.state_dict().items()},
         **(extra or {}),
     }
@@ -157,8 +158,17 @@ def build_operator(
     if not isinstance(dirichlet, bool):
         msg = f"{source}, field `dirichlet` must be true or false; got {dirichlet!r}."
         raise RunDirectoryError(msg)
+    # The pinned edges (first, last); a payload written before they were recorded pins all
+    # four edges or none, as `dirichlet` says.
+    edges = payload.get("dirichlet_edges", [dirichlet, dirichlet])
+    if not (isinstance(edges, list | tuple) and len(edges) == 2
+            and all(isinstance(e, bool) for e in edges) and any(edges) == dirichlet):
+        msg = (f"{source}, field `dirichlet_edges` must be two booleans (first, last), some "
+               f"true exactly when `dirichlet` ({dirichlet}) is; got {edges!r}.")
+        raise RunDirectoryError(msg)
     operator = NormalizedOperator(
-        model, input_normalizer=norms[0], output_normalizer=norms[1], dirichlet=dirichlet,
+        model, input_normalizer=norms[0], output_normalizer=norms[1],
+        dirichlet=(edges[0], edges[1]),
     )
     check_state_dict(operator, payload.get("state_dict"), source=str(source),
                      error=RunDirectoryError)

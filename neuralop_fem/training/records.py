@@ -65,7 +65,7 @@ def run_record(trainer: Any, *, status: str,
         "output_resolution": d.coarse_resolution or d.resolution,
         "normalizers": {
             "input": d.input_normalizer is not None, "output": d.output_normalizer is not None,
-            "dirichlet": d.dirichlet,
+            "dirichlet": any(d.dirichlet), "dirichlet_edges": list(d.dirichlet),
         },
         "splits": {k: v.tolist() for k, v in d.splits.items()},
         "ood_reference": d.ood_reference,

@@ -23,7 +23,7 @@ from torch import nn
 
 from solvers.problems import Problem, get_problem
 
-from ..data.grids import dataset_grid, describe_grid, zero_boundary
+from ..data.grids import dataset_grid, describe_grid, dirichlet_edges
 from ..data.provenance import dataset_provenance
 from ..errors import ConfigError, DatasetError
 from ..problems import get_kit
@@ -157,7 +157,8 @@ class TrainingData:
     coarse_resolution: int | None
     input_normalizer: nn.Module | None
     output_normalizer: nn.Module | None
-    dirichlet: bool
+    #: Pinned edges (first, last): :func:`~neuralop_fem.data.grids.dirichlet_edges`.
+    dirichlet: tuple[bool, bool]
     provenance: dict[str, Any]
     ood_reference: dict[str, Any] | None = None
 
@@ -293,9 +294,11 @@ def build_training_data(
     return TrainingData(
         train=train, val=val, test=test, splits=splits, resolution=resolution,
         coarse_resolution=coarse, input_normalizer=in_norm, output_normalizer=out_norm,
-        # The prediction is set to zero on the edge points only where the labels vanish
-        # there: the node grid (not cell centres, not the points x_i = i/n).
-        dirichlet=zero_boundary(problem.name, grid), provenance=dataset_provenance(ds, path),
+        # The prediction is set to zero on the edge points that are Dirichlet nodes of the
+        # data's points: all four edges on nodes, the first row and column on x_i = i/n
+        # (an import of neuraloperator's files records them), none on cell centres.
+        dirichlet=dirichlet_edges(problem.name, grid, ds.attrs),
+        provenance=dataset_provenance(ds, path),
         ood_reference=_ood_reference(ds, splits["train"], resolution, train, problem),
     )
 

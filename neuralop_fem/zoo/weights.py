@@ -81,6 +81,9 @@ def save_weights(payload: dict[str, Any], path: str | os.PathLike[str]) -> None:
     record = {"format": str(payload["format"]), "family": str(payload["family"]),
               "model_config": payload["model_config"], "dirichlet": bool(payload["dirichlet"]),
               "groups": present}
+    edges = payload.get("dirichlet_edges")
+    if edges is not None and edges[0] != edges[1]:  # else `dirichlet` says it (older files)
+        record["dirichlet_edges"] = [bool(e) for e in edges]
     metadata = {_KEY: json.dumps(record, sort_keys=True)}
     with atomic_path(Path(path)) as tmp:
         save_file(tensors, os.fspath(tmp), metadata=metadata)
@@ -104,6 +107,8 @@ def read_payload(path: str | os.PathLike[str]) -> dict[str, Any]:
         groups = list(record["groups"])
         payload: dict[str, Any] = {k: record[k] for k in ("format", "family", "model_config",
                                                           "dirichlet")}
+        if "dirichlet_edges" in record:
+            payload["dirichlet_edges"] = record["dirichlet_edges"]
     except (OSError, SafetensorError, KeyError, ValueError, TypeError) as exc:
         msg = (f"{path} must be the safetensors weights of a zoo model (metadata `{_KEY}`: format, "
                f"family, model_config, dirichlet, groups); it is damaged: "

@@ -87,6 +87,6 @@ def test_generated_cell_centred_file_trains_without_the_dirichlet_projection(tmp
     config = TrainConfig(task="darcy", n_train=4, n_val=1, n_test=1)
     model = build_model("darcy-fno", modes=2, width=4)
     data = build_training_data(ds, config, model=model)
-    assert data.dirichlet is False
+    assert data.dirichlet == (False, False)
     with pytest.raises(InputError, match="cell-centred grid: one of \\[8\\]; got 4"):
         build_training_data(ds, config.replace(resolution=4), model=model)
