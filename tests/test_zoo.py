@@ -389,3 +389,53 @@ def test_an_inverse_card_says_its_errors_are_on_the_output_grid(tmp_path, capsys
     listing = capsys.readouterr().out.splitlines()
     assert listing[1].split()[0] == "tiny-inverse"
     assert f"{card['test']['errors'][0]['rel_l2_mean']:.3e} (29 -> 8)" in listing[1]
+
+
+def test_a_card_in_another_zoo_dir_says_how_to_use_it_and_that_works(tmp_path, tiny_run,
+                                                                    burgers_file, capsys):
+    """An entry added with ``zoo --zoo-dir DIR add`` is not ``zoo:NAME`` (that names the
+    package's models): its card's examples name DIR, and both run as written."""
+    import re
+    import shlex
+
+    zoo = tmp_path / "my zoo"  # a space: the command must quote it
+    zoo.mkdir()
+    assert main(["zoo", "--zoo-dir", str(zoo), "add", str(tiny_run), "--name", "mine",
+                 "--data", str(burgers_file)]) == 0
+    card = (zoo / "mine" / CARD_MD).read_text()
+    assert capsys.readouterr().out.endswith(card)
+    (snippet,) = re.findall(r"^surrogate = (Surrogate\.pretrained\(.*\))$", card, re.M)
+    sur = eval(snippet, {"Surrogate": Surrogate})  # the card's own line
+    assert sur.card["name"] == "mine"
+    (command,) = re.findall(r"`(neuralop-fem compare .*?)`", card)
+    argv = shlex.split(command.replace("FILE.nc", str(burgers_file))
+                       .replace("REPORT", str(tmp_path / "report")))
+    assert argv[2] == str(zoo.resolve() / "mine")
+    assert main([*argv[1:], "--max-samples", "2", "--no-ladder"]) == 0
+    assert (tmp_path / "report" / "summary.md").is_file()
+    # the package's models: with or without the zoo: prefix, as everywhere else
+    name = available()[0]
+    assert Surrogate.pretrained(f"zoo:{name}").card == Surrogate.pretrained(name).card
+    with pytest.raises(InputError, match="unknown zoo model 'mine'"):
+        Surrogate.pretrained("zoo:mine")
+
+
+def test_the_zoo_table_of_the_guide_states_each_cards_precision():
+    """docs/using_a_surrogate.md's zoo table words each model's precision as its card does:
+    float32, or bf16 autocast with the parts the card names kept in float32."""
+    import re
+
+    from neuralop_fem.training.config import recorded_float32_parts
+
+    words = {"input_proj": "input layer", "decoder": "decoder", "output": "output layer"}
+    text = (_ROOT / "docs" / "using_a_surrogate.md").read_text()
+    rows = dict(re.findall(r"^\| `([\w-]+)` \| ([^|]*) \|", text, re.M))
+    assert sorted(rows) == available()
+    for name, trained in rows.items():
+        t = read_card(name)["training"]
+        parts = recorded_float32_parts(t.get("amp"), t.get("precision"))
+        if parts is None:
+            assert "float32" in trained and "bf16" not in trained, name
+        else:
+            kept = " and ".join(words.get(p, p) for p in parts)
+            assert f"bf16 autocast with the {kept} in float32" in trained, name

@@ -18,6 +18,8 @@ A card (``card.json``, rendered to ``card.md`` by :func:`render_markdown`) holds
 
 from __future__ import annotations
 
+import json
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -124,9 +126,21 @@ def _lines_errors(errors: Sequence[Mapping[str, Any]], train_n: int, out_n: int)
     return lines
 
 
-def render_markdown(card: Mapping[str, Any]) -> str:
-    """The model card as markdown (``card.md``)."""
+def render_markdown(card: Mapping[str, Any], *, zoo_dir: str | None = None) -> str:
+    """The model card as markdown (``card.md``).
+
+    ``zoo_dir``: the zoo directory of an entry outside the package's zoo (``zoo add
+    --zoo-dir DIR``); the card's examples then name it (``Surrogate.pretrained(NAME,
+    zoo_dir=DIR)``, ``neuralop-fem compare DIR/NAME``), since ``zoo:NAME`` names the
+    package's models only.
+    """
     t, d = card["training"], card["data"]
+    name = card["name"]
+    if zoo_dir is None:
+        load, run_dir = f'Surrogate.pretrained("{name}")', f"zoo:{name}"
+    else:
+        load = f"Surrogate.pretrained({json.dumps(name)}, zoo_dir={json.dumps(zoo_dir)})"
+        run_dir = shlex.quote(f"{zoo_dir}/{name}")
     mb = card["weights"]["bytes"] / 2**20
     minutes = t["wall_time_s"] / 60 if isinstance(t.get("wall_time_s"), int | float) else None
     time_text = f"{minutes:.1f} min" if minutes is not None else "unknown"
@@ -146,7 +160,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"{card['summary']}", "",
         "```python",
         "from neuralop_fem import Surrogate",
-        f'surrogate = Surrogate.pretrained("{card["name"]}")',
+        f"surrogate = {load}",
         "```", "",
         "| | |", "|---|---|",
         f"| problem | {card['problem']} |",
@@ -180,8 +194,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         lines += [f"- {verdict[k]}" for k in ("verdict", "verdict_batch1", "verdict_all_cores")
                   if verdict.get(k)]
     else:
-        lines.append("Not measured for this entry (`neuralop-fem compare zoo:"
-                     f"{card['name']} --data FILE.nc --out REPORT`).")
+        lines.append(f"Not measured for this entry (`neuralop-fem compare {run_dir} --data "
+                     "FILE.nc --out REPORT`).")
     lines += ["", f"Packed with neuralop_fem {card['packed']['neuralop_fem_version']} "
               f"(`neuralop-fem zoo add`)."]
     return "\n".join(lines) + "\n"

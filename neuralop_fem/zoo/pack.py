@@ -211,7 +211,8 @@ def add_to_zoo(
         write_json(record, tmp / RUN_JSON)
         card = _card(name, info, data_record, errors, verdict, tmp / WEIGHTS)
         write_json(card, tmp / CARD)
-        write_text_atomic(tmp / CARD_MD, render_markdown(card))
+        outside = None if base.resolve() == ENTRIES else str(base.resolve())
+        write_text_atomic(tmp / CARD_MD, render_markdown(card, zoo_dir=outside))
         tmp.chmod(0o755)  # package data: readable by everyone (mkdtemp makes it private)
         for path in tmp.iterdir():
             path.chmod(0o644)
