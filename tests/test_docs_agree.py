@@ -126,3 +126,26 @@ def test_models_md_back_to_back_table_is_the_committed_run():
                  (ref_median, row["reference_order"]["it_s_median"]),
                  (speedup, row["speedup_median"])]
         assert all(_close(s, v) for s, v in pairs), (case, pairs)
+
+
+#: The width the synopses in the docs are formatted at (argparse wraps at the terminal's).
+_SYNOPSIS_COLUMNS = "100"
+_SYNOPSIS = re.compile(r"```\n(usage: neuralop-fem (\S+) .*?)```", re.S)
+
+
+def test_command_synopses_in_the_docs_are_the_parsers_usage(monkeypatch):
+    """Each ``usage: neuralop-fem COMMAND ...`` block in the docs is what ``neuralop-fem
+    COMMAND --help`` prints (at 100 columns): an option added to a command makes the page
+    stale, and this test says so. Regenerate a block with ``COLUMNS=100 neuralop-fem COMMAND
+    --help``."""
+    from neuralop_fem.cli import build_parser
+
+    monkeypatch.setenv("COLUMNS", _SYNOPSIS_COLUMNS)
+    found = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for block, command in _SYNOPSIS.findall(page.read_text(encoding="utf-8")):
+            parser = build_parser(only=command)
+            sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+            assert block == sub.format_usage(), f"{page.name}: the synopsis of {command}"
+            found.append((page.name, command))
+    assert ("using_a_surrogate.md", "compare") in found
