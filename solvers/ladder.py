@@ -20,18 +20,24 @@ Each problem owns its ladder (:meth:`solvers.problems.Problem.ladder`)::
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from functools import lru_cache
+from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from ._rung import Rung
 from .errors import InputError
 from .problems import Problem, get_problem, problem_of
 
-__all__ = ["Rung", "check_ladder", "interpolate", "pool_times", "run_rung"]
+__all__ = ["Rung", "check_ladder", "interpolate", "pool_times", "run_rung", "usable_cores"]
 
 
 @lru_cache(maxsize=32)
@@ -181,25 +187,67 @@ def check_ladder(ladder: object, problem: Problem) -> list[Rung]:
     return rungs
 
 
-#: A pool worker's copy of the inputs (sent once, when the worker starts).
-_WORKER_INPUTS: dict[str, Any] = {}
+#: Thread-count variables set to 1 for the worker processes (read by BLAS and OpenMP
+#: libraries when they load, so a library a worker loads late starts with one thread too).
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                     "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
-def _start_worker(fine_inputs: NDArray[np.float64],
-                  noise_level: NDArray[np.float64] | None) -> None:
-    """Pool initialiser: one BLAS/OpenMP thread per worker process; keep the inputs."""
-    from threadpoolctl import threadpool_limits
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask; ``os.cpu_count()`` where the
+    system has none)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
+
+@contextmanager
+def _one_thread_environment() -> Iterator[None]:
+    """The thread-count variables at 1 inside the block (for processes started there),
+    restored after it."""
+    before = {k: os.environ.get(k) for k in _THREAD_VARIABLES}
+    os.environ.update(dict.fromkeys(_THREAD_VARIABLES, "1"))
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _worker(conn: Connection, fine_inputs: NDArray[np.float64],
+            noise_level: NDArray[np.float64] | None, problem: str) -> None:
+    """A pool process: one thread in every BLAS/OpenMP library (those loaded already; later
+    ones read the thread variables), ready when its imports are done; then it solves the
+    samples ``start:stop`` of each task ``(rung, start, stop, n_out)`` and answers their
+    number (or the error), until it receives None."""
+    own = get_problem(problem)
     threadpool_limits(limits=1)
-    _WORKER_INPUTS["inputs"] = fine_inputs
-    _WORKER_INPUTS["noise_level"] = noise_level
+    conn.send("ready")
+    while (task := conn.recv()) is not None:
+        rung, start, stop, n_out = task
+        try:
+            run_rung(rung, fine_inputs[start:stop], n_out, problem=own,
+                     noise_level=None if noise_level is None else noise_level[start:stop])
+        except Exception as exc:  # reported to the parent, which names the rung
+            conn.send(f"{type(exc).__name__}: {exc}")
+        else:
+            conn.send(stop - start)
 
 
-def _solve_part(rung: Rung, start: int, stop: int, n_out: int, problem: str) -> int:
-    inputs, noise = _WORKER_INPUTS["inputs"], _WORKER_INPUTS["noise_level"]
-    run_rung(rung, inputs[start:stop], n_out, problem=get_problem(problem),
-             noise_level=None if noise is None else noise[start:stop])
-    return stop - start
+def _ask(conns: list[Connection], tasks: list[tuple[Any, ...]], label: str) -> int:
+    """Send each worker its task at once, wait for every answer; the samples solved."""
+    for conn, task in zip(conns, tasks, strict=True):
+        conn.send(task)
+    answers = [conn.recv() for conn in conns]
+    failed = [a for a in answers if isinstance(a, str)]
+    if failed:
+        msg = f"`ladder` rung {label} failed in a worker process: {failed[0]}"
+        raise InputError(msg)
+    return int(sum(answers))
 
 
 def pool_times(rungs: list[Rung], fine_inputs: NDArray[np.float64], n_out: int, *,
@@ -207,37 +255,63 @@ def pool_times(rungs: list[Rung], fine_inputs: NDArray[np.float64], n_out: int, 
                noise_level: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Time per sample of each rung with the samples spread over ``workers`` processes.
 
-    The throughput of all cores: the samples are split into ``workers`` equal parts solved
-    at once, one process (and one BLAS thread) each; the time per sample is the wall time of
-    the whole batch over the number of samples. The pool is started, handed the inputs (once
-    per worker: the fine-grid inputs are an artefact of the comparison, not part of a solve)
-    and warmed up (one solve per worker) before timing, so process start-up and the transfer
-    of the inputs are not counted; each timed task names its samples only. ``noise_level``:
-    as for :func:`run_rung`.
+    The throughput of all cores: the samples are split into equal parts, one per process,
+    solved at once; the time per sample is the wall time of the whole batch over the number
+    of samples. Only work is timed:
+
+    * at most :func:`usable_cores` processes (more only share the cores) and at most one per
+      sample;
+    * each process runs one thread in every BLAS/OpenMP library (no oversubscription), set
+      in its environment before it starts and by threadpoolctl once its imports are done;
+    * every process is started, has imported the solvers and holds the inputs (sent once:
+      the fine-grid inputs are an artefact of the comparison, not part of a solve) before any
+      timing; each then solves one sample of its part with the rung untimed (first-call set-up
+      is not per-sample cost, as for the one-thread times), so no process is cold;
+    * each process gets its own part over its own pipe, so none waits for another's task.
+
+    ``noise_level``: as for :func:`run_rung`.
 
     Returns
     -------
     (n_rungs,) array of seconds per sample.
-    """
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
+    Raises
+    ------
+    InputError
+        A rung that fails in a worker (the message names the rung and the error).
+    """
     fine_inputs = np.ascontiguousarray(fine_inputs)
     level = None if noise_level is None else np.asarray(noise_level, dtype=np.float64)
+    count = max(1, min(int(workers), usable_cores(), len(fine_inputs)))
     bounds = [(int(p[0]), int(p[-1]) + 1)
-              for p in np.array_split(np.arange(len(fine_inputs)), workers) if len(p)]
+              for p in np.array_split(np.arange(len(fine_inputs)), count) if len(p)]
     out = np.empty(len(rungs))
     ctx = multiprocessing.get_context("spawn")  # no fork of a process with torch threads
-    with ProcessPoolExecutor(max_workers=len(bounds), mp_context=ctx, initializer=_start_worker,
-                             initargs=(fine_inputs, level)) as pool:
+    conns: list[Connection] = []
+    procs = []
+    try:
+        with _one_thread_environment():
+            for _ in bounds:
+                mine, theirs = ctx.Pipe()
+                proc = ctx.Process(target=_worker, args=(theirs, fine_inputs, level,
+                                                         problem.name), daemon=True)
+                proc.start()
+                theirs.close()
+                conns.append(mine)
+                procs.append(proc)
+        for conn in conns:  # every process up, imports done, before any timing
+            conn.recv()
         for i, rung in enumerate(rungs):
-            warm = [pool.submit(_solve_part, rung, lo, lo + 1, n_out, problem.name)
-                    for lo, _ in bounds]
-            for f in warm:
-                f.result()
+            _ask(conns, [(rung, lo, lo + 1, n_out) for lo, _ in bounds], rung.label)
             t0 = time.perf_counter()
-            done = [pool.submit(_solve_part, rung, lo, hi, n_out, problem.name)
-                    for lo, hi in bounds]
-            n = sum(f.result() for f in done)
+            n = _ask(conns, [(rung, lo, hi, n_out) for lo, hi in bounds], rung.label)
             out[i] = (time.perf_counter() - t0) / n
+    finally:
+        for conn in conns:
+            with suppress(OSError):
+                conn.send(None)
+        for proc in procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.terminate()
     return out

@@ -31,13 +31,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from solvers.ladder import Rung, check_ladder, pool_times, run_rung
+from solvers.ladder import Rung, check_ladder, pool_times, run_rung, usable_cores
 from solvers.problems import Problem
 
 from ..errors import InputError
 from ..metrics import relative_l2
+from .break_even import break_even, break_even_sentence
 
-__all__ = ["ERROR_RTOL", "add_verdict", "busy_note", "machine_load", "measure_ladder",
+__all__ = ["ERROR_RTOL", "add_verdict", "all_cores_fault", "busy_note", "machine_load", "measure_ladder",
            "pareto_front", "place", "same_error", "time_surrogate", "torch_threads",
            "verdict_sentence", "where_label"]
 
@@ -79,7 +80,8 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
         ``_BATCH1_SAMPLES`` (4) samples; their mean time stands for every sample.
     workers
         With ``workers > 1`` also time each rung with the samples spread over that many
-        processes (:func:`solvers.ladder.pool_times`: the throughput of all cores).
+        processes (:func:`solvers.ladder.pool_times`: the throughput of all cores; at most
+        the usable cores and one per sample).
     bracket
         ``(error, seconds)`` of the surrogate: climb the ladder only until a rung is both more
         accurate and slower than that (both placements are then decided; finer rungs would
@@ -101,7 +103,7 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     sample), ``time`` (rung, sample) seconds at the largest batch on one thread,
     ``time_batch1`` (rung, sample) or None,
     ``time_all_cores`` (rung, sample; each sample the pool's time per sample) or None and
-    ``workers``.
+    ``workers`` (the processes used).
 
     Raises
     ------
@@ -158,6 +160,7 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
     rungs, errors, times = rungs[:measured], errors[:measured], times[:measured]
     times1 = None if times1 is None else times1[:measured]
     pooled = None
+    workers = max(1, min(int(workers), usable_cores(), n_s))  # as many as pool_times runs
     if workers > 1:
         per = pool_times(rungs, fine_inputs, n_out, problem=problem, workers=workers,
                          noise_level=noise_level)
@@ -345,11 +348,19 @@ def time_surrogate(surrogate: Any, inputs: Any, *, threads: int | None,
 
     ``solve`` is timed as a user calls it: normalisation, transfers to and from the device and
     the conversion back to numpy included. ``threads``: torch intra-op threads during the
-    timing (None: leave them). Returns ``{"time": s, "time_batch1": s or None,
+    timing (None: leave them; at most the usable cores, :func:`solvers.ladder.usable_cores`:
+    more threads than cores only share them). Returns ``{"time": s, "time_batch1": s or None,
     "threads": n}``.
+
+    The untimed warm-up solves one sample on one thread; on more threads it solves the whole
+    batch, since a thread pool starts its threads in its first parallel region and only a
+    batch as large as the timed one is sure to reach every thread.
     """
+    if threads is not None:
+        threads = max(1, min(int(threads), usable_cores()))
     with torch_threads(threads) as used:
-        surrogate.solve(inputs[:1])  # warm-up: first-call set-up is not per-sample cost
+        # warm-up: first-call set-up is not per-sample cost
+        surrogate.solve(inputs if used > 1 else inputs[:1])
         t0 = time.perf_counter()
         surrogate.solve(inputs)
         full = (time.perf_counter() - t0) / len(inputs)
@@ -380,7 +391,8 @@ def torch_threads(threads: int | None) -> Iterator[int]:
 
 def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: dict[str, Any],
                 *, where: str, solver: str = "the solver",
-                truth: str = "the dataset's stored solutions on the model grid") -> None:
+                truth: str = "the dataset's stored solutions on the model grid",
+                cost: dict[str, Any] | None = None) -> None:
     """Store the ladder, the front and the verdict in a comparison dataset (in place).
 
     Variables on ``(rung, sample)``: ``ladder_rel_l2``, ``ladder_time`` and, when measured,
@@ -389,7 +401,12 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
     the large batch, and ``fair_batch1_*`` at batch 1) and ``verdict`` (the sentence of
     :func:`verdict_sentence`): the one source of every verdict number a report prints.
     ``solver`` names the method in the sentences, ``truth`` what the errors are measured
-    against (attribute ``fair_truth``).
+    against (attribute ``fair_truth``). The all-cores verdict (``verdict_all_cores``) is
+    drawn only from trustworthy times (:func:`all_cores_fault`); otherwise
+    ``fair_all_cores_left_out`` says why there is none. ``cost``
+    (:func:`~neuralop_fem.evaluation.break_even.surrogate_cost`): where the surrogate is
+    faster at equal accuracy, ``fair_break_even_solves`` (``_bound``) and the sentence
+    ``verdict_break_even`` (and ``fair_all_cores_break_even_*`` on all cores).
     """
     ds.coords["rung"] = list(ladder["labels"])
     ds["ladder_rel_l2"] = (("rung", "sample"), ladder["rel_l2"])
@@ -422,14 +439,71 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
             ds.attrs[f"fair_batch1_{key}"] = one[key]
         ds.attrs["verdict_batch1"] = verdict_sentence(one, where=where + ", one sample per call",
                                                       solver=solver)
+    if cost is not None:
+        _add_break_even(ds, placed, cost, prefix="fair_", name="verdict_break_even",
+                        where=f"{where}, {n} sample{'' if n == 1 else 's'} per call")
     if ladder.get("time_all_cores") is not None and sur_timing.get("time_all_cores"):
         ds["ladder_time_all_cores"] = ("rung", ladder["time_all_cores"][:, 0])
+        ds.attrs["fair_all_cores_where"] = sur_timing["where_all_cores"]
+        fault = all_cores_fault(ladder, sur_timing)
+        if fault is not None:  # the times are kept; no verdict is drawn from them
+            ds.attrs["fair_all_cores_left_out"] = fault
+            return
         every = place(ladder, sur_errors, sur_timing["time_all_cores"], time_key="time_all_cores")
         for key in ("solver_time", "surrogate_time", "speedup", "status"):
             ds.attrs[f"fair_all_cores_{key}"] = every[key]
-        ds.attrs["fair_all_cores_where"] = sur_timing["where_all_cores"]
         ds.attrs["verdict_all_cores"] = verdict_sentence(
             every, where=sur_timing["where_all_cores"], solver=solver)
+        if cost is not None:
+            _add_break_even(ds, every, cost, prefix="fair_all_cores_",
+                            name="verdict_all_cores_break_even",
+                            where=sur_timing["where_all_cores"])
+
+
+def _add_break_even(ds: Any, placed: dict[str, Any], cost: dict[str, Any], *, prefix: str,
+                    name: str, where: str) -> None:
+    """The break-even of one placement as attributes ``<prefix>break_even_solves`` (NaN where
+    there is none) and ``_bound``, the cost behind it and the sentence ``name``."""
+    found = break_even(placed, cost)
+    ds.attrs[f"{prefix}break_even_solves"] = np.nan if found is None else found[0]
+    ds.attrs[f"{prefix}break_even_bound"] = "" if found is None else found[1]
+    for key in ("train_s", "data_s", "data_samples", "data_per_sample_s"):
+        ds.attrs[f"fair_cost_{key}"] = cost[key]
+    sentence = break_even_sentence(placed, cost, where=where)
+    if sentence is not None:
+        ds.attrs[name] = sentence
+
+
+def all_cores_fault(ladder: dict[str, Any], sur_timing: dict[str, Any]) -> str | None:
+    """Why the all-cores times cannot be trusted, in plain words, or None when they can.
+
+    Work spread over W processes (or threads) cannot take longer per sample than on one: a
+    per-sample time on all cores above the one-thread time (both at the full batch) is a
+    measurement fault (other work holding the cores, more processes than free cores, or too
+    little work per process to pay for handing it over), not the hardware's speed. The
+    solver's rungs and the surrogate are checked alike; the worst rung is named.
+    """
+    one = np.asarray(ladder["time"], float).mean(axis=1)
+    every = np.asarray(ladder["time_all_cores"], float)[:, 0]
+    faults = []
+    slow = np.flatnonzero(every > one)
+    if slow.size:
+        i = int(slow[np.argmax(every[slow] / one[slow])])
+        faults.append(f"the solver's rung {ladder['labels'][i]} took {1e3 * every[i]:.3g} ms "
+                      f"per sample in {ladder.get('workers', '?')} processes against "
+                      f"{1e3 * one[i]:.3g} ms on one thread")
+    sur_one, sur_every = float(sur_timing["time"]), float(sur_timing["time_all_cores"])
+    if sur_every > sur_one:
+        threads = sur_timing.get("threads_all_cores", "several")
+        faults.append(f"the surrogate took {1e3 * sur_every:.3g} ms per sample on {threads} "
+                      f"threads against {1e3 * sur_one:.3g} ms on one")
+    if not faults:
+        return None
+    return ("No verdict on all cores: " + "; ".join(faults) + ". Spread over more cores, work "
+            "cannot take longer per sample than on one, so these all-cores times measure "
+            "something else (other work holding the cores, or too little work per process "
+            "to pay for handing it over) and are left out; compare on a quiet machine, or "
+            "with more samples, for an all-cores figure.")
 
 
 def where_label(device: object, *, threads: int, workers: int = 1) -> str:

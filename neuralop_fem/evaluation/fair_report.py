@@ -52,10 +52,16 @@ def ladder_lines(ds: xr.Dataset) -> list[str]:
                                          f"(rel. L2 {fmt(a['fair_equal_cost_error'])})."
                                          if cost else "every rung takes longer than the "
                                          "surrogate."))]
+    if "verdict_break_even" in a:
+        lines += ["", a["verdict_break_even"]]
     if "verdict_batch1" in a:
         lines += ["", a["verdict_batch1"]]
     if "verdict_all_cores" in a:
         lines += ["", a["verdict_all_cores"]]
+        if "verdict_all_cores_break_even" in a:
+            lines += ["", a["verdict_all_cores_break_even"]]
+    elif a.get("fair_all_cores_left_out"):
+        lines += ["", a["fair_all_cores_left_out"]]
     note = busy_note(float(a.get("cpu_load_1min", np.nan)), int(a.get("cpu_count", 1)))
     if note:
         lines += ["", note]

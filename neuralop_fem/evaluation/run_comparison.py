@@ -12,12 +12,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from solvers.checks import check_optional_int
+from solvers.ladder import usable_cores
 from solvers.problems import PROBLEMS, get_problem
 
 from ..errors import InputError
 from ..files import output_dir_problem
 from ..surrogate import Surrogate
 from ..surrogate.observations import sample_fields
+from .break_even import surrogate_cost
 from .comparison import compare
 from .fair import machine_load, torch_threads
 from .report import write_report
@@ -203,7 +205,7 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
             if ladder is not False:
                 _fair_inverse(result, problem, reference, sur, inputs, ladder,
                               workers=(os.cpu_count() or 1) if workers is None else int(workers),
-                              ladder_budget=ladder_budget)
+                              ladder_budget=ladder_budget, data=ds)
         else:
             with reading(ds, problem.input_name, f"samples {idx[0]}..{idx[-1]}"):
                 inputs = ds[problem.input_name].isel(sample=idx).isel(sel).load()
@@ -284,7 +286,8 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
     ladder_result = measure_ladder(rungs, fine, truth, problem=problem, workers=workers,
                                    bracket=(float(errors.mean()), timing["time"]),
                                    budget_s=_budget(result, ladder_budget))
-    add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1))
+    add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1),
+                cost=surrogate_cost(sur.run_info, ds))
 
 
 def _surrogate_timing(sur: Surrogate, values: NDArray[np.float64],
@@ -294,11 +297,13 @@ def _surrogate_timing(sur: Surrogate, values: NDArray[np.float64],
     from .fair import time_surrogate, where_label
 
     timing = time_surrogate(sur, values, threads=1)
-    workers = _safe_workers(min(workers, len(values)))
+    # More processes than cores, or than samples, only share them: all cores at most.
+    workers = _safe_workers(min(workers, len(values), usable_cores()))
     if workers > 1:
         every = time_surrogate(sur, values, threads=workers, batch_one=False)
-        timing.update(time_all_cores=every["time"], where_all_cores=where_label(
-            sur.device, threads=every["threads"], workers=workers))
+        timing.update(time_all_cores=every["time"], threads_all_cores=every["threads"],
+                      where_all_cores=where_label(sur.device, threads=every["threads"],
+                                                  workers=workers))
     return timing, workers
 
 
@@ -322,9 +327,10 @@ def _unguarded_script() -> int | None:
 
 def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surrogate,
                   inputs: Any, ladder: object, *, workers: int,
-                  ladder_budget: float | None) -> None:
+                  ladder_budget: float | None, data: xr.Dataset) -> None:
     """The inverse problem's ladder and verdict, added to ``result``: the inversions of the
-    comparison's observations, scored like the comparison's ``rel_l2``."""
+    comparison's observations, scored like the comparison's ``rel_l2`` (``data``: the
+    dataset compared on, for the break-even's generation time)."""
 
     from .fair import add_verdict, measure_ladder, where_label
 
@@ -341,7 +347,8 @@ def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surr
                                    noise_level=levels, budget_s=_budget(result, ladder_budget))
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1),
                 solver="the classical inversion",
-                truth="the dataset's true coefficient on the observation grid")
+                truth="the dataset's true coefficient on the observation grid",
+                cost=surrogate_cost(sur.run_info, data))
 
 
 def _safe_workers(workers: int) -> int:
