@@ -81,10 +81,12 @@ def test_the_break_even_is_the_cost_over_the_time_saved_per_solve():
     ds = _verdict(ladder, _timing(1e-3, 0.6e-3), cost=COST)
     a = ds.attrs
     saving = a["fair_solver_time"] - a["fair_surrogate_time"]
-    assert a["fair_status"] == "interpolated" and saving > 0
+    assert a["fair_status"] == "interpolated"
+    assert saving > 0
     assert a["fair_break_even_solves"] == pytest.approx(4000.0 / saving, rel=1e-12)
     assert a["fair_break_even_bound"] == ""
-    assert a["fair_cost_train_s"] == 3600.0 and a["fair_cost_data_samples"] == 1000
+    assert a["fair_cost_train_s"] == 3600.0
+    assert a["fair_cost_data_samples"] == 1000
     text = a["verdict_break_even"]
     assert text.startswith("Break-even: training took 1 h and generating its 1000 training and "
                            "validation samples about 6.7 min (0.4 s each, as recorded in the "
@@ -134,7 +136,8 @@ def test_the_cost_comes_from_the_run_record_and_a_data_file_generated_like_its_o
     assert cost["data_s"] == pytest.approx(0.25 * n, rel=1e-12)
     record["settings"]["viscosity"] = 0.1  # other physics: its times say nothing of the run's
     other = surrogate_cost(info, ds.assign_attrs(config_json=json.dumps(record)))
-    assert np.isnan(other["data_s"]) and other["train_s"] == info["wall_time_s"]
+    assert np.isnan(other["data_s"])
+    assert other["train_s"] == info["wall_time_s"]
     text = break_even_sentence({"solver_time": 2e-3, "surrogate_time": 1e-3,
                                 "status": "a rung"}, other, where="on this CPU")
     assert "is not counted (the data file compared on was not generated with the run's " in text

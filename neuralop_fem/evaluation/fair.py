@@ -24,8 +24,6 @@ The spread over samples comes from placing each sample's error on its own rung e
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -37,15 +35,21 @@ from solvers.problems import Problem
 from ..errors import InputError
 from ..metrics import relative_l2
 from .break_even import break_even, break_even_sentence
+from .fair_timing import (
+    BATCH1_SAMPLES,
+    all_cores_fault,
+    busy_note,
+    machine_load,
+    time_surrogate,
+    torch_threads,
+    where_label,
+)
 
-__all__ = ["ERROR_RTOL", "add_verdict", "all_cores_fault", "busy_note", "machine_load", "measure_ladder",
-           "pareto_front", "place", "same_error", "time_surrogate", "torch_threads",
-           "verdict_sentence", "where_label"]
+__all__ = ["ERROR_RTOL", "add_verdict", "all_cores_fault", "busy_note", "machine_load",
+           "measure_ladder", "pareto_front", "place", "same_error", "time_surrogate",
+           "torch_threads", "verdict_sentence", "where_label"]
 
 Array = NDArray[np.float64]
-
-#: Samples timed one per call (the per-call cost barely depends on the sample).
-_BATCH1_SAMPLES = 4
 
 #: Two errors within this relative distance are one error. The same accuracy computed along two
 #: routes (another summation order, a BLAS reduction split over another number of threads,
@@ -77,15 +81,15 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
         The problem (forward, or inverse with ``noise_level``).
     batch_one
         Also time each rung one sample per call (batch size 1), on the first
-        ``_BATCH1_SAMPLES`` (4) samples; their mean time stands for every sample.
+        ``BATCH1_SAMPLES`` (4) samples; their mean time stands for every sample.
     workers
         With ``workers > 1`` also time each rung with the samples spread over that many
         processes (:func:`solvers.ladder.pool_times`: the throughput of all cores; at most
         the usable cores and one per sample).
     bracket
-        ``(error, seconds)`` of the surrogate: climb the ladder only until a rung is both more
-        accurate and slower than that (both placements are then decided; finer rungs would
-        only cost time). None: every rung.
+        ``(error, seconds)`` of the surrogate: climb the ladder only until a rung is both at
+        least as accurate (up to round-off, :data:`ERROR_RTOL`) and slower than that (both
+        placements are then decided; finer rungs would only cost time). None: every rung.
     noise_level : (n_samples,) array, optional
         Relative noise level of each sample's observations (inverse problems: each rung's
         discrepancy principle; :func:`solvers.ladder.run_rung`).
@@ -136,9 +140,9 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
             answers, seconds = run_rung(rung, fine_inputs, n_out, problem=problem,
                                         noise_level=noise_level)
             if times1 is not None:  # per-call cost hardly varies: time a few samples only
-                _, some = run_rung(rung, fine_inputs[:_BATCH1_SAMPLES], n_out, problem=problem,
+                _, some = run_rung(rung, fine_inputs[:BATCH1_SAMPLES], n_out, problem=problem,
                                    batch=1, noise_level=None if noise_level is None
-                                   else noise_level[:_BATCH1_SAMPLES])
+                                   else noise_level[:BATCH1_SAMPLES])
                 times1[i] = some.mean()
         except Exception as exc:  # a failing rung is named, whatever it raised
             msg = f"`ladder` rung {i} ({rung.label}) failed: {type(exc).__name__}: {exc}"
@@ -152,7 +156,9 @@ def measure_ladder(rungs: list[Rung], fine_inputs: Array, truth: Array, *, probl
         times[i] = seconds
         costs.append(time.perf_counter() - began)
         measured = i + 1
-        if bracket is not None and errors[i].mean() < bracket[0] and seconds.mean() > bracket[1]:
+        # slower and at least as accurate as the surrogate (equal up to round-off: "a rung")
+        if bracket is not None and seconds.mean() > bracket[1] and (
+                errors[i].mean() < bracket[0] or same_error(errors[i].mean(), bracket[0])):
             stopped = "bracket" if measured < n_r else None
             break
     climb = time.perf_counter() - start
@@ -342,53 +348,6 @@ def _pace(speed: float, detail: str = "") -> str:
     return f"{words} ({detail})" if detail else words
 
 
-def time_surrogate(surrogate: Any, inputs: Any, *, threads: int | None,
-                   batch_one: bool = True) -> dict[str, Any]:
-    """Time a surrogate per sample at the full batch and (optionally) one sample per call.
-
-    ``solve`` is timed as a user calls it: normalisation, transfers to and from the device and
-    the conversion back to numpy included. ``threads``: torch intra-op threads during the
-    timing (None: leave them; at most the usable cores, :func:`solvers.ladder.usable_cores`:
-    more threads than cores only share them). Returns ``{"time": s, "time_batch1": s or None,
-    "threads": n}``.
-
-    The untimed warm-up solves one sample on one thread; on more threads it solves the whole
-    batch, since a thread pool starts its threads in its first parallel region and only a
-    batch as large as the timed one is sure to reach every thread.
-    """
-    if threads is not None:
-        threads = max(1, min(int(threads), usable_cores()))
-    with torch_threads(threads) as used:
-        # warm-up: first-call set-up is not per-sample cost
-        surrogate.solve(inputs if used > 1 else inputs[:1])
-        t0 = time.perf_counter()
-        surrogate.solve(inputs)
-        full = (time.perf_counter() - t0) / len(inputs)
-        one = None
-        if batch_one:  # the first few samples, as for the rungs
-            k = min(len(inputs), _BATCH1_SAMPLES)
-            t0 = time.perf_counter()
-            for i in range(k):
-                surrogate.solve(inputs[i:i + 1])
-            one = (time.perf_counter() - t0) / k
-    return {"time": full, "time_batch1": one, "threads": used}
-
-
-@contextmanager
-def torch_threads(threads: int | None) -> Iterator[int]:
-    """torch's intra-op CPU threads set to ``threads`` inside the block (None: left as they
-    are), restored after it; yields the number in use."""
-    import torch
-
-    before = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(int(threads))
-    try:
-        yield torch.get_num_threads()
-    finally:
-        torch.set_num_threads(before)
-
-
 def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: dict[str, Any],
                 *, where: str, solver: str = "the solver",
                 truth: str = "the dataset's stored solutions on the model grid",
@@ -472,81 +431,3 @@ def _add_break_even(ds: Any, placed: dict[str, Any], cost: dict[str, Any], *, pr
     sentence = break_even_sentence(placed, cost, where=where)
     if sentence is not None:
         ds.attrs[name] = sentence
-
-
-def all_cores_fault(ladder: dict[str, Any], sur_timing: dict[str, Any]) -> str | None:
-    """Why the all-cores times cannot be trusted, in plain words, or None when they can.
-
-    Work spread over W processes (or threads) cannot take longer per sample than on one: a
-    per-sample time on all cores above the one-thread time (both at the full batch) is a
-    measurement fault (other work holding the cores, more processes than free cores, or too
-    little work per process to pay for handing it over), not the hardware's speed. The
-    solver's rungs and the surrogate are checked alike; the worst rung is named.
-    """
-    one = np.asarray(ladder["time"], float).mean(axis=1)
-    every = np.asarray(ladder["time_all_cores"], float)[:, 0]
-    faults = []
-    slow = np.flatnonzero(every > one)
-    if slow.size:
-        i = int(slow[np.argmax(every[slow] / one[slow])])
-        faults.append(f"the solver's rung {ladder['labels'][i]} took {1e3 * every[i]:.3g} ms "
-                      f"per sample in {ladder.get('workers', '?')} processes against "
-                      f"{1e3 * one[i]:.3g} ms on one thread")
-    sur_one, sur_every = float(sur_timing["time"]), float(sur_timing["time_all_cores"])
-    if sur_every > sur_one:
-        threads = sur_timing.get("threads_all_cores", "several")
-        faults.append(f"the surrogate took {1e3 * sur_every:.3g} ms per sample on {threads} "
-                      f"threads against {1e3 * sur_one:.3g} ms on one")
-    if not faults:
-        return None
-    return ("No verdict on all cores: " + "; ".join(faults) + ". Spread over more cores, work "
-            "cannot take longer per sample than on one, so these all-cores times measure "
-            "something else (other work holding the cores, or too little work per process "
-            "to pay for handing it over) and are left out; compare on a quiet machine, or "
-            "with more samples, for an all-cores figure.")
-
-
-def where_label(device: object, *, threads: int, workers: int = 1) -> str:
-    """"on this CPU (AMD EPYC, 1 thread)" or "with the surrogate on cuda (...)": the
-    hardware words of a verdict (``workers``: solver processes, when more than one)."""
-    from ..environment import cpu_model
-
-    cpu = cpu_model()
-    plural = "" if threads == 1 else "s"
-    dev = str(device)
-    solver = (f"{cpu}, solver in {workers} processes" if workers > 1
-              else f"{cpu}, {threads} thread{plural}")
-    if dev.startswith("cuda"):
-        return f"with the surrogate on {dev} and the solver on this CPU ({solver})"
-    if workers > 1:
-        return f"on all cores of this CPU ({solver}, surrogate {threads} thread{plural})"
-    return f"on this CPU ({solver})"
-
-
-def machine_load() -> tuple[float, int]:
-    """(1-minute load average, CPU count) of this machine; the load is NaN where the system
-    does not report one."""
-    import os
-
-    try:
-        load = float(os.getloadavg()[0])
-    except (AttributeError, OSError):
-        load = float("nan")
-    return load, os.cpu_count() or 1
-
-
-def busy_note(load: float, cpus: int) -> str | None:
-    """A warning when other work held at least half a core while timing (this comparison's own
-    process counts as one in ``load``, the 1-minute load average); None on a quiet machine.
-
-    >>> busy_note(1.1, 2) is None
-    True
-    >>> busy_note(3.0, 2)[:40]
-    'The CPU was busy while timing: its 1-min'
-    """
-    if not np.isfinite(load) or load - 1.0 < 0.5:
-        return None
-    return (f"The CPU was busy while timing: its 1-minute load average was {load:.2g} on "
-            f"{cpus} core{'' if cpus == 1 else 's'} before the timings (this comparison counts "
-            f"for one), so every time here is inflated, the all-cores ones most. Compare on a "
-            f"quiet machine for figures to quote.")
