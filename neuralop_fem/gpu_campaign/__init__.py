@@ -11,6 +11,8 @@ machine (docs/training.md, "What has run on a GPU"):
   ``--from``);
 - ``darcy`` (:mod:`.darcy`): darcy-galerkin and darcy-inverse-galerkin (noise 0.01) for 100
   epochs of 1024 samples, resumed across calls (``--from`` the previous call's output);
+- ``solvers`` (:mod:`.solvers`): the torch twins of the Burgers and Darcy solvers on the GPU
+  against the numpy solvers on all cores (``benchmarks/bench_gpu_solvers.py``), in one call;
 - ``inference`` (:mod:`.inference`): the zoo models' inference speed (``Surrogate.solve``
   against the bare forward pass, FLOPs, share of a matmul's rate) and each precision's
   accuracy cost, GPU and CPU (``benchmarks/bench_inference.py``), in one call;

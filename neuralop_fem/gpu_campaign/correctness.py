@@ -1,4 +1,5 @@
-"""Stage ``correctness``: the tests marked ``cuda`` (tests/gpu) on the GPU, with a report.
+"""Stage ``correctness``: the tests marked ``cuda`` (tests/gpu, tests/torch_solvers) on the GPU,
+with a report.
 
 pytest runs in a subprocess with the project's settings (warnings are errors) and a timeout
 inside the stage's budget; its JUnit XML gives one row per test. With ``--rehearse`` the same
@@ -28,8 +29,9 @@ LOG_TAIL = 200_000
 
 
 def pytest_command(args: argparse.Namespace, junit: Path, timeout_s: float) -> list[str]:
-    cmd = [sys.executable, "-m", "pytest", "tests/gpu", "-m", "cuda", "-p", "no:cacheprovider",
-           "-q", "-rA", f"--junitxml={junit}", f"--timeout={max(int(timeout_s), 30)}"]
+    cmd = [sys.executable, "-m", "pytest", "tests/gpu", "tests/torch_solvers", "-m", "cuda",
+           "-p", "no:cacheprovider", "-q", "-rA", f"--junitxml={junit}",
+           f"--timeout={max(int(timeout_s), 30)}"]
     if args.select:
         cmd += ["-k", args.select]
     return cmd

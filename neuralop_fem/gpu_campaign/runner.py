@@ -39,7 +39,7 @@ from .outputs import (
 __all__ = ["BUDGET_S", "DRIVER", "REHEARSE_BUDGET_S", "STAGES", "main", "parser", "run"]
 
 #: The stages that run on the GPU (``wheels`` and ``unpack`` are side commands).
-STAGES = ("correctness", "throughput", "darcy", "prepare", "inference")
+STAGES = ("correctness", "throughput", "darcy", "prepare", "inference", "solvers")
 #: The program a stage's results name in their commands: the driver of the documentation.
 DRIVER = ("benchmarks/gpu/campaign.py",)
 #: The first line of ``--help``.
@@ -130,6 +130,8 @@ def run(argv: Sequence[str] | None = None, *, program: Sequence[str] = DRIVER) -
         from . import throughput as stage
     elif args.stage == "darcy":
         from . import darcy as stage
+    elif args.stage == "solvers":
+        from . import solvers as stage
     elif args.stage == "inference":
         from . import inference as stage
     else:

@@ -79,9 +79,10 @@ class _Stepper:
         """(FFT length m, band edge K, all finite) for the current state: one device sync."""
         if self.solver.mode_tol <= 0:
             return self.n, self.cutoff, True
-        amp = ch.abs().amax(dim=0)
-        top = amp.max()
-        last = torch.where(amp > self.solver.mode_tol * top, self.k, -1).max()
+        # |c_k|^2 > tol^2 max |c|^2: the numpy solver's test without the complex abs (hypot)
+        power = (ch.real.square() + ch.imag.square()).amax(dim=0)
+        top = power.max()
+        last = torch.where(power > self.solver.mode_tol**2 * top, self.k, -1).max()
         k_last, finite = torch.stack([last.to(top.dtype), torch.isfinite(top).to(top.dtype)]
                                      ).tolist()
         k_need = int(k_last) if k_last >= 0 else 1

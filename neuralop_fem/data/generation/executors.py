@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from .config import DataConfig
 from .store import FLOAT_PATHS
 
-__all__ = ["Progress", "check_main_guard", "run_chunks", "solve_chunk"]
+__all__ = ["Progress", "check_main_guard", "die_with_parent", "run_chunks", "solve_chunk"]
 
 _log = logging.getLogger("neuralop_fem.data.generation")
 
@@ -129,7 +129,7 @@ def _run_in_process(
         on_done(start, stop, call(start, stop))
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Worker initializer: end this worker when the parent process dies (Linux), so killing
     only the main process of a generation never leaves its workers running."""
     import signal
@@ -203,7 +203,7 @@ def _run_processes(
     context = multiprocessing.get_context("spawn")
     with _worker_environment():
         executor = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                       initializer=_die_with_parent, initargs=(os.getpid(),))
+                                       initializer=die_with_parent, initargs=(os.getpid(),))
     try:
         pending: dict[Future[ChunkResult], tuple[int, int]] = {}
         queue = list(tasks)
