@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from ._version import __version__
+from .safe_text import printable
 
 __all__ = ["COMMANDS", "build_parser", "error_message", "main"]
 
@@ -304,7 +305,9 @@ def _requested_command(argv: Sequence[str]) -> str | None:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """``text`` on one line, its control characters escaped and cut to
+    :data:`~neuralop_fem.safe_text.TEXT_LIMIT` characters (a message may quote a file)."""
+    return printable(" ".join(str(text).split()))
 
 
 def error_message(exc: BaseException) -> tuple[str, int]:

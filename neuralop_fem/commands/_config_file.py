@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..safe_documents import read_document
+from ..safe_text import clipped_repr, printable
 
 __all__ = ["FORMATS", "KEYS", "FileConfig", "dump_config", "format_of", "read_config"]
 
@@ -70,50 +72,11 @@ def format_of(path: Path) -> str:
     return fmt
 
 
-def _parse(path: Path, fmt: str) -> object:
-    text = path.read_text(encoding="utf-8")
-    if fmt == "json":
-        try:
-            return json.loads(text)
-        except ValueError as exc:
-            msg = f"{os.fspath(path)}: must be valid JSON; got a parse error ({exc})."
-            raise ConfigError(msg) from None
-    import yaml
-
-    try:
-        return yaml.load(text, Loader=_yaml_loader())  # a SafeLoader
-    except yaml.YAMLError as exc:
-        where = ""
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            where = f" at line {mark.line + 1}, column {mark.column + 1}"
-        msg = (f"{os.fspath(path)}: must be valid YAML; got a parse error{where} "
-               f"({getattr(exc, 'problem', None) or exc}).")
-        raise ConfigError(msg) from None
-
-
-def _yaml_loader() -> type:
-    """PyYAML's SafeLoader reading ``1e-3`` as the number YAML 1.2 and JSON read (YAML 1.1,
-    PyYAML's, wants a dot, ``1.0e-3``, and reads ``1e-3`` as a string)."""
-    import re
-
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_implicit_resolver(
-        "tag:yaml.org,2002:float",
-        re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
-        list("-+0123456789."))
-    return Loader
-
-
 def _path(value: object, key: str, source: str) -> Path:
     if isinstance(value, dict) and key == "data":  # run.json's provenance record
         value = value.get("path")
     if not isinstance(value, str) or not value:
-        msg = f"{source}: `{key}` must be {KEYS[key]}; got {value!r}."
+        msg = f"{source}: `{key}` must be {KEYS[key]}; got {clipped_repr(value)}."
         raise ConfigError(msg)
     return Path(value)
 
@@ -122,7 +85,7 @@ def _mapping(value: object, key: str, source: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        msg = f"{source}: `{key}` must be {KEYS[key]}; got {value!r}."
+        msg = f"{source}: `{key}` must be {KEYS[key]}; got {clipped_repr(value)}."
         raise ConfigError(msg)
     return dict(value)
 
@@ -133,13 +96,16 @@ def read_config(path: Path) -> FileConfig:
     Raises
     ------
     ConfigError
-        A suffix other than those of :data:`FORMATS`, text that does not parse, a document
-        that is not a mapping, an unknown key (the message lists the valid ones) or a value of
-        the wrong type (the message names the key, what it must be and what it got).
+        A suffix other than those of :data:`FORMATS`, text that does not parse or is refused
+        by :func:`~neuralop_fem.safe_documents.read_document` (too large, nested too deep,
+        too many YAML aliases, a key given twice), a document that is not a mapping, an
+        unknown key (the message lists the valid ones) or a value of the wrong type (the
+        message names the key, what it must be and what it got).
     """
     fmt = format_of(path)
-    source = os.fspath(path)
-    doc = _parse(path, fmt)
+    source = printable(os.fspath(path), limit=300)
+    # Bounded: size, nesting, YAML aliases; a key given twice is refused (safe_documents).
+    doc = read_document(path, fmt, what="a training configuration file")
     if not isinstance(doc, dict):
         msg = f"{source}: must hold a mapping of {', '.join(KEYS)}; got {type(doc).__name__}."
         raise ConfigError(msg)
@@ -147,16 +113,17 @@ def read_config(path: Path) -> FileConfig:
     if not run_json:
         unknown = sorted(str(k) for k in doc if k not in KEYS)
         if unknown:
-            msg = (f"{source}: unknown key(s) {unknown}; valid keys: {', '.join(KEYS)} "
+            msg = (f"{source}: unknown key(s) {clipped_repr(unknown)}; valid keys: "
+                   f"{', '.join(KEYS)} "
                    "(or a run.json as written by a training run).")
             raise ConfigError(msg)
     preset = doc.get("preset")
     if preset is not None and not isinstance(preset, str):
-        msg = f"{source}: `preset` must be {KEYS['preset']}; got {preset!r}."
+        msg = f"{source}: `preset` must be {KEYS['preset']}; got {clipped_repr(preset)}."
         raise ConfigError(msg)
     log = None if run_json else doc.get("log")
     if log is not None and not isinstance(log, str):
-        msg = f"{source}: `log` must be {KEYS['log']}; got {log!r}."
+        msg = f"{source}: `log` must be {KEYS['log']}; got {clipped_repr(log)}."
         raise ConfigError(msg)
     return FileConfig(
         preset=preset,

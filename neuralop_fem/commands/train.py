@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import logging
 import os
 import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..models.size import check_model_size
 from ._options import (
     check_input_file,
     check_output_dir,
@@ -272,6 +274,13 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
     names.update({key: f"--set {key}" for key in sets})
     train_config, notes = fit_to_data(train_config, data, model_config=model_config,
                                       keep=chosen, names=names, preset=preset)
+    # The size limits of model files (models.size), before anything is allocated.
+    model_sources = [f"preset {preset}"] + (["model_config of " + str(source)]
+                                            if file.model_config else [])
+    model_sources += ["--set"] if sets & {f.name for f in dataclasses.fields(model_config)} else []
+    check_model_size(model_config, source=f"the model ({', '.join(model_sources)})",
+                     resolution=train_config.resolution, error=ConfigError,
+                     hint="Choose a smaller width or fewer layers.")
     log = args.log or file.log
     if log is not None:
         from ..training.loggers import LOGGERS
@@ -296,6 +305,10 @@ def run(args: argparse.Namespace) -> int:
         if args.print_config != "same":
             fmt = args.print_config
         sys.stdout.write(dump_config(config, fmt))
+        if config["out"] is None:  # printable (a run.json's settings), but not trainable as is
+            logging.getLogger(__name__).warning(
+                "the printed configuration has no `out` key (the run directory): add `out: DIR` "
+                "to it, or pass --out DIR, to train it.")
         return 0
     out = _from_key(check_output_dir, Path(_require(config["out"], "--out", "out")), "--out",
                     None if args.out is not None else os.fspath(args.config))

@@ -33,6 +33,7 @@ from solvers.problems import get_problem
 
 from ..errors import DatasetError
 from ..problems import data_problems, get_kit
+from ..safe_documents import parse_json
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -119,11 +120,8 @@ def read_record(attrs: Mapping[str, object], *, source: str = "<dataset>") -> di
     text = attrs.get(ATTR)
     if text is None:
         return {}
-    try:
-        record = json.loads(str(text))
-    except (TypeError, ValueError) as exc:
-        msg = f"{source}: attribute `{ATTR}` must be JSON text; it is damaged ({exc})."
-        raise DatasetError(msg) from None
+    # Bounded (nesting, duplicate keys): the attribute is the file's (safe_documents).
+    record = parse_json(str(text), source=f"{source}: attribute `{ATTR}`", error=DatasetError)
     if not isinstance(record, dict):
         msg = f"{source}: attribute `{ATTR}` must be a JSON object; got {type(record).__name__}."
         raise DatasetError(msg)

@@ -135,6 +135,7 @@ def check_resolution(value: object, *, source: str, error: type[Exception] = Con
 def check_model_size(
     config: ModelConfig, *, source: str, resolution: int | None = None,
     error: type[Exception] = ConfigError,
+    hint: str = "The file is damaged or was not written by neuralop_fem.",
 ) -> int:
     """Refuse a model config beyond the documented limits; return its parameter count.
 
@@ -148,6 +149,8 @@ def check_model_size(
         Also check the activation estimate at this grid resolution.
     error : exception class
         Raised on refusal (default :class:`~neuralop_fem.errors.ConfigError`).
+    hint : str
+        The last sentence of the message: what to do (a file's config: it is damaged).
 
     Raises
     ------
@@ -155,7 +158,6 @@ def check_model_size(
         Depth above :data:`MAX_LAYERS`, parameters above :data:`MAX_PARAMETERS` or activations
         above :data:`MAX_ACTIVATION_BYTES`.
     """
-    hint = "The file is damaged or was not written by neuralop_fem."
     depth = _depth(config)
     if depth > MAX_LAYERS:
         msg = (f"{source} describes a model with {depth} layers; the limit is {MAX_LAYERS} "
