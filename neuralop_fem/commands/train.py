@@ -307,8 +307,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(dump_config(config, fmt))
         if config["out"] is None:  # printable (a run.json's settings), but not trainable as is
             logging.getLogger(__name__).warning(
-                "the printed configuration has no `out` key (the run directory): add `out: DIR` "
-                "to it, or pass --out DIR, to train it.")
+                "the printed configuration has no `out` key (the run directory): add "
+                "`out: DIR` to it, or pass --out DIR, to train it.")
         return 0
     out = _from_key(check_output_dir, Path(_require(config["out"], "--out", "out")), "--out",
                     None if args.out is not None else os.fspath(args.config))

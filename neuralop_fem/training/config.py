@@ -99,7 +99,8 @@ class TrainConfig(FrozenConfig):
         ``onecycle`` and ``cosine``: start lr ``lr_max / div_factor``, final lr
         ``lr_max / div_factor / final_div_factor``.
     warmup_epochs : int
-        ``cosine``: epochs of linear warm-up from ``lr_max / div_factor`` to ``lr_max``.
+        ``cosine``: epochs of linear warm-up from ``lr_max / div_factor`` to ``lr_max``, fewer
+        than ``epochs``.
     step_epochs : int
         ``step``: the lr is multiplied by ``lr_decay`` every ``step_epochs`` epochs.
     lr_decay : float
@@ -263,6 +264,11 @@ class TrainConfig(FrozenConfig):
             msg = f"`pct_start` must be a number in (0, 1); got {self.pct_start!r}."
             raise ConfigError(msg)
         self._set("pct_start", pct)
+        if self.scheduler == "cosine" and self.warmup_epochs >= self.epochs:
+            msg = (f"`warmup_epochs` must be fewer than `epochs` with the cosine scheduler (the "
+                   f"warm-up would take the whole run, which would then never decay); got "
+                   f"warmup_epochs={self.warmup_epochs} and epochs={self.epochs}.")
+            raise ConfigError(msg)
         self._set("deterministic", flag(self.deterministic, "deterministic"))
         if not isinstance(self.device, str) or not self.device:
             msg = f"`device` must be 'auto', 'cpu', 'cuda' or 'cuda:K'; got {self.device!r}."

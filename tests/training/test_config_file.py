@@ -159,7 +159,15 @@ def test_config_suffix_and_missing_out(tmp_path, burgers_file, capsys):
     cfg = _write_yaml(tmp_path / "c.yml", {"preset": "burgers-galerkin",
                                           "data": str(burgers_file)})
     assert main(["train", "--config", cfg]) == 2
-    assert "argument --out is required (or `out` in the --config file)" in capsys.readouterr().err
+    assert capsys.readouterr().err == ("neuralop-fem train: error: argument --out is required "
+                                       "(or `out` in the --config file).\n")
+    # printed all the same (a run.json's settings have no `out`), saying what training needs
+    assert main(["train", "--config", cfg, "--print-config"]) == 0
+    captured = capsys.readouterr()
+    assert "\nout: null\n" in captured.out
+    assert captured.err == ("neuralop-fem train: warning: the printed configuration has no "
+                            "`out` key (the run directory): add `out: DIR` to it, or pass --out "
+                            "DIR, to train it.\n")
 
 
 def test_the_config_file_of_docs_training_md_as_written(tmp_path, darcy_file):

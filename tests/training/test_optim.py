@@ -12,6 +12,7 @@ from neuralop_fem.models import PRESETS
 from neuralop_fem.training import TrainConfig, Trainer
 from neuralop_fem.training.optim import make_optimizer, make_scheduler
 
+from ..test_cli_errors import run_cli
 from .conftest import TINY_BURGERS
 
 #: 12 training samples in batches of 4: 3 batches per epoch; a 4-epoch run stopped after 2.
@@ -145,3 +146,22 @@ def test_early_stopping_ends_the_run_and_resume_agrees(tmp_path, burgers_file):
 def test_bad_settings_are_refused(field, value, match):
     with pytest.raises(ConfigError, match=match):
         BASE.replace(**{field: value})
+
+
+def test_a_cosine_warm_up_as_long_as_the_run_is_refused_before_any_work(tmp_path, burgers_file):
+    """``--set warmup_epochs`` >= ``--epochs`` with the cosine schedule: the warm-up would take
+    the whole run and the rate never decay. One line naming both, exit 2, no run directory."""
+    run = tmp_path / "run"
+    proc = run_cli(["train", "--data", str(burgers_file), "--preset", "burgers-galerkin",
+                    "--out", str(run), "--epochs", "3", "--set", "scheduler=cosine",
+                    "--set", "warmup_epochs=3"])
+    assert proc.returncode == 2
+    assert proc.stderr == ("neuralop-fem train: error: argument --set: key `warmup_epochs` must "
+                           "be fewer than --epochs with the cosine scheduler (the warm-up would "
+                           "take the whole run, which would then never decay); got "
+                           "warmup_epochs=3 and --epochs 3.\n")
+    assert not run.exists()
+    with pytest.raises(ConfigError, match="`warmup_epochs` must be fewer than `epochs`"):
+        TrainConfig(task="burgers", epochs=5, scheduler="cosine", warmup_epochs=5)
+    assert TrainConfig(task="burgers", epochs=5, scheduler="cosine", warmup_epochs=4)
+    assert TrainConfig(task="burgers", epochs=5, scheduler="onecycle", warmup_epochs=5)
