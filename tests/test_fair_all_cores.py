@@ -74,6 +74,19 @@ def test_trustworthy_all_cores_times_give_the_all_cores_verdict():
 COST = {"train_s": 3600.0, "data_s": 400.0, "data_samples": 1000, "data_per_sample_s": 0.4}
 
 
+def test_one_sample_per_call_gets_its_own_break_even():
+    ladder = {**_ladder(one=[1e-3, 4e-3], every=[0.6e-3, 2.2e-3]),
+              "time_batch1": np.array([[5e-3] * N, [20e-3] * N])}
+    timing = {**_timing(9e-3, 5e-3), "time_batch1": 10e-3}  # slower in a batch, faster alone
+    ds = _verdict(ladder, timing, cost=COST)
+    a = ds.attrs
+    assert "verdict_break_even" not in a
+    saving = a["fair_batch1_solver_time"] - a["fair_batch1_surrogate_time"]
+    assert a["fair_batch1_break_even_solves"] == pytest.approx(4000.0 / saving, rel=1e-12)
+    assert "one sample per call" in a["verdict_batch1_break_even"]
+    assert a["verdict_batch1_break_even"] in ladder_lines(ds)
+
+
 def test_the_break_even_is_the_cost_over_the_time_saved_per_solve():
     """Rungs at 1e-2 in 1 ms and 1e-3 in 4 ms, the surrogate at 3e-3 in 1 ms: the solver's
     time at equal accuracy is interpolated between them, the saving its excess over 1 ms."""

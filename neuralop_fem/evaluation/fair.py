@@ -365,7 +365,9 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
     ``fair_all_cores_left_out`` says why there is none. ``cost``
     (:func:`~neuralop_fem.evaluation.break_even.surrogate_cost`): where the surrogate is
     faster at equal accuracy, ``fair_break_even_solves`` (``_bound``) and the sentence
-    ``verdict_break_even`` (and ``fair_all_cores_break_even_*`` on all cores).
+    ``verdict_break_even`` (likewise ``fair_batch1_break_even_*`` and
+    ``verdict_batch1_break_even`` one sample per call, ``fair_all_cores_break_even_*`` and
+    ``verdict_all_cores_break_even`` on all cores).
     """
     ds.coords["rung"] = list(ladder["labels"])
     ds["ladder_rel_l2"] = (("rung", "sample"), ladder["rel_l2"])
@@ -398,6 +400,10 @@ def add_verdict(ds: Any, ladder: dict[str, Any], sur_errors: Array, sur_timing: 
             ds.attrs[f"fair_batch1_{key}"] = one[key]
         ds.attrs["verdict_batch1"] = verdict_sentence(one, where=where + ", one sample per call",
                                                       solver=solver)
+        if cost is not None:
+            _add_break_even(ds, one, cost, prefix="fair_batch1_",
+                            name="verdict_batch1_break_even",
+                            where=where + ", one sample per call")
     if cost is not None:
         _add_break_even(ds, placed, cost, prefix="fair_", name="verdict_break_even",
                         where=f"{where}, {n} sample{'' if n == 1 else 's'} per call")

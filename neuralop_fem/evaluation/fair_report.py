@@ -56,6 +56,8 @@ def ladder_lines(ds: xr.Dataset) -> list[str]:
         lines += ["", a["verdict_break_even"]]
     if "verdict_batch1" in a:
         lines += ["", a["verdict_batch1"]]
+        if "verdict_batch1_break_even" in a:
+            lines += ["", a["verdict_batch1_break_even"]]
     if "verdict_all_cores" in a:
         lines += ["", a["verdict_all_cores"]]
         if "verdict_all_cores_break_even" in a:
