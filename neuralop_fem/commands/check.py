@@ -61,8 +61,13 @@ def run(args: argparse.Namespace) -> int:
         s = row["rel_l2"]
         lines.append(f"{row['grid']:>8}{s['mean']:>12.4e}{s['median']:>12.4e}{s['max']:>12.4e}")
     agree = result["agree_at"]
-    lines.append(f"closest from grid {agree['grid']} ({result['grid']} per side) on (mean "
-                 f"{agree['mean_rel_l2']:.4e})")
+    unit = result["grid"] + (" per side" if result["ndim"] > 1 else "")
+    if agree["round_off"]:
+        lines.append(f"agree to round-off from grid {agree['grid']} ({unit}) on (mean "
+                     f"{agree['mean_rel_l2']:.4e}, at most {agree['round_off_level']:g})")
+    else:
+        lines.append(f"closest from grid {agree['grid']} ({unit}) on (mean "
+                     f"{agree['mean_rel_l2']:.4e})")
     sys.stdout.write("\n".join(lines) + "\n")
     if args.out is not None:
         from ..files import write_json_atomic

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from neuralop_fem.cli import main
-from neuralop_fem.data import generate, load_dataset
+from neuralop_fem.data import generate, load_dataset, save_dataset
 from neuralop_fem.data.peers import read_neuralop, read_pdebench
 from neuralop_fem.data.peers.check import check_labels
+from neuralop_fem.data.provenance import solver_from_record
 from neuralop_fem.errors import DatasetError
 from solvers.darcy import DarcyFDSolver
 
@@ -58,8 +59,29 @@ def test_burgers_labels_agree(tmp_path, capsys):
                     workers=0)
     assert main(["check", str(path), "--samples", "2", "--refine", "1,2"]) == 0
     out = capsys.readouterr().out
-    assert "closest from grid" in out
+    assert "\nagree to round-off from grid 64 (points) on (mean " in out
     result = check_labels(load_dataset(path), refinements=(1,))
     # Our spectral solver at the data's resolution reproduces its labels (the generator
     # solves at this n too, with the same settings): round-off only.
     assert result["rows"][0]["rel_l2"]["max"] < 1e-8
+
+
+def test_1d_labels_at_round_off_on_every_grid_agree_from_the_coarsest(tmp_path, capsys):
+    """Labels our solver reproduces to round-off on every grid (two smooth modes, solved at
+    the data's grid): the line names the data's own grid, in points (not "per side"), not the
+    finer grid whose round-off happened to be smallest."""
+    path = generate("burgers", n_samples=2, resolution=64, seed=1, out=tmp_path / "b.nc",
+                    workers=0)
+    ds = load_dataset(path).load()
+    x = ds["x"].values
+    u0 = 1e-2 * np.stack([np.sin(2 * np.pi * x), np.cos(4 * np.pi * x)])
+    ds["u0"].values[:] = u0
+    ds["u"].values[:] = solver_from_record(ds.attrs, "burgers").solve(u0)
+    save_dataset(ds, tmp_path / "smooth.nc")
+    assert main(["check", str(tmp_path / "smooth.nc"), "--refine", "1,2,4,8"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    means = [float(line.split()[1]) for line in lines[2:6]]
+    assert max(means) < 1e-15  # round-off on every grid ...
+    assert min(means) < means[0]  # ... the smallest on a finer grid than the data's
+    assert lines[-1] == (f"agree to round-off from grid 64 (points) on (mean {means[0]:.4e}, "
+                         "at most 1e-12)")

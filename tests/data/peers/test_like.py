@@ -62,7 +62,7 @@ def test_pdebench_like_round_trip_and_check(tmp_path):
         assert result["rows"][0]["rel_l2"]["max"] < 1e-12
         assert result["rows"][1]["rel_l2"]["mean"] > 1e-3
         assert result["agree_at"]["grid"] == 12
-        assert "closest from grid 12 (cells per side)" in out
+        assert "agree to round-off from grid 12 (cells per side)" in out
     # docs/data_from_other_tools.md shows this output for pb128.nc: the same lines, but for
     # the numbers, the file name and the number of refinements.
     text = (ROOT / "docs" / "data_from_other_tools.md").read_text()
