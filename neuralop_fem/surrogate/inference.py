@@ -130,7 +130,7 @@ def cuda_batch_size(forward: Callable[[torch.Tensor], torch.Tensor], sample: tor
                     device: torch.device, *, probe: int = 4) -> int:
     """The automatic batch size on a CUDA ``device``: the peak memory of a forward pass of
     ``probe`` copies of ``sample`` (shape ``(1, *grid, 1)``, on the device) per sample, against
-    the memory free now (:func:`auto_batch_size`)."""
+    the memory free now, the allocator's unused cache included (:func:`auto_batch_size`)."""
     torch.cuda.synchronize(device)
     base = torch.cuda.memory_allocated(device)
     torch.cuda.reset_peak_memory_stats(device)
@@ -139,7 +139,9 @@ def cuda_batch_size(forward: Callable[[torch.Tensor], torch.Tensor], sample: tor
     torch.cuda.synchronize(device)
     per_sample = (torch.cuda.max_memory_allocated(device) - base) / probe
     free, _ = torch.cuda.mem_get_info(device)
-    return auto_batch_size(per_sample, free)
+    # memory torch's allocator holds but does not use is free for the batches too
+    cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    return auto_batch_size(per_sample, free + cached)
 
 
 def predict(forward: Callable[[torch.Tensor], torch.Tensor], values: NDArray[np.float64], *,
@@ -170,10 +172,13 @@ def predict(forward: Callable[[torch.Tensor], torch.Tensor], values: NDArray[np.
     back once in the model's dtype. Inputs of more than :data:`TRANSFER_BYTES` cross in parts
     of about that size (whole batches), so that the device holds at most that much of them.
     """
-    host = torch.from_numpy(np.ascontiguousarray(values)[..., None]).to(dtype)
     cuda = device.type == "cuda"
-    if cuda:
-        host = host.pin_memory()
+    source = torch.from_numpy(np.ascontiguousarray(values)[..., None])
+    if cuda:  # one host copy: cast straight into page-locked memory
+        host = torch.empty(source.shape, dtype=dtype, pin_memory=True)
+        host.copy_(source)
+    else:
+        host = source.to(dtype)
     per_sample = host[:1].numel() * host.element_size()
     part = max(1, TRANSFER_BYTES // max(per_sample * batch_size, 1)) * batch_size
     out: list[NDArray[np.float64]] = []
