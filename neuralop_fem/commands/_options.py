@@ -22,6 +22,7 @@ import contextlib
 import math
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -150,16 +151,24 @@ def _input_file_problem(path: Path) -> str | None:
     if not path.exists():
         return f"must be an existing file; got {name}, which does not exist"
     if not path.is_file():
-        return f"must be a file; got {name}, which is a directory"
+        return f"must be a regular file; got {name}, which is {_kind(path)}"
     if not os.access(path, os.R_OK):
         return f"must be a readable file; got {name} (permission denied)"
     return None
 
 
+def _kind(path: Path) -> str:
+    """What ``path`` (which exists) is: "a directory", "a file", "a FIFO", "a device", ..."""
+    mode = path.stat().st_mode
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISREG, "a file"), (stat.S_ISFIFO, "a FIFO"),
+             (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
 def _input_dir_problem(path: Path) -> str | None:
     if path.is_dir():
         return None
-    what = "which is a file" if path.exists() else "which does not exist"
+    what = f"which is {_kind(path)}" if path.exists() else "which does not exist"
     return f"must be an existing directory; got {os.fspath(path)!r}, {what}"
 
 
@@ -187,7 +196,7 @@ def _output_file_problem(path: Path) -> str | None:
 
 def _output_dir_problem(path: Path) -> str | None:
     if path.exists() and not path.is_dir():
-        return f"must be a directory; got {os.fspath(path)!r}, which is a file"
+        return f"must be a directory; got {os.fspath(path)!r}, which is {_kind(path)}"
     if path.is_dir():
         return _writable_problem(path, path)
     return _parent_problem(path)

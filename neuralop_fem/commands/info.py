@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..safe_text import printable
 from ._options import (
     check_input_file,
     input_file,
@@ -48,6 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="skip reading the fields (no checksum verification; fast on "
                              "large files)")
     return parser
+
+
+def _shown(value: object) -> str:
+    """A value of the file (an attribute, a name) as one line of the summary: control
+    characters escaped (no terminal escapes, no forged lines), long values cut."""
+    return printable(value)
 
 
 def _size(n_bytes: int) -> str:
@@ -120,15 +127,15 @@ def describe(path: str | Path, *, check: bool = False) -> str:
         n_samples = ds.sizes[S.SAMPLE]
         samples = ds[S.SAMPLE].values
         lines = [
-            f"file:        {path} ({_size(path.stat().st_size)})",
-            f"title:       {a['title']}",
-            f"problem:     {problem}",
-            f"source:      {a['source']}",
-            f"created:     {a['created']}",
-            f"version:     neuralop_fem {a['neuralop_fem_version']}, schema "
-            f"{a['neuralop_fem_schema_version']}, {a['Conventions']}",
+            f"file:        {_shown(path)} ({_size(path.stat().st_size)})",
+            f"title:       {_shown(a['title'])}",
+            f"problem:     {_shown(problem)}",
+            f"source:      {_shown(a['source'])}",
+            f"created:     {_shown(a['created'])}",
+            f"version:     neuralop_fem {_shown(a['neuralop_fem_version'])}, schema "
+            f"{_shown(a['neuralop_fem_schema_version'])}, {_shown(a['Conventions'])}",
             f"samples:     {n_samples} (indices {samples.min()}..{samples.max()})",
-            f"dataset seed: {a['dataset_seed']}",
+            f"dataset seed: {_shown(a['dataset_seed'])}",
         ]
         n = ds.sizes[S.X]
         grid = dataset_grid(a, problem, source=str(path))
@@ -141,18 +148,20 @@ def describe(path: str | Path, *, check: bool = False) -> str:
         lines.append("variables:")
         for name, var in ds.data_vars.items():
             dims = ", ".join(map(str, var.dims))
-            lines.append(f"  {name:<11s}({dims}) {var.dtype}  {var.attrs.get('long_name', '')}")
-        lines.append(f"storage:     {a['storage_dtype']} fields, chunked by sample, zlib")
+            lines.append(f"  {_shown(name):<11s}({_shown(dims)}) {var.dtype}  "
+                         f"{_shown(var.attrs.get('long_name', ''))}")
+        lines.append(f"storage:     {_shown(a['storage_dtype'])} fields, chunked by sample, zlib")
         lines.append("checksums:   " + ("not checked (--no-check)" if blocks is None else
                                         f"verified ({blocks} chunks read)"))
         if blocks is not None:
             lines.append(f"values:      {digest.checksum()} (of {', '.join(names)})")
         written = describe_float_paths(read_record(a, source=str(path)).get("float_paths"))
-        lines.append("written on:  " + written.replace("\n", "\n             "))
+        lines.append("written on:  " + "\n             ".join(_shown(line) for line in
+                                                             written.split("\n")))
         params = {k: v for k, v in a.items() if k not in _HEADER}
         lines.append("parameters:")
         for key in sorted(params):
-            lines.append(f"  {key} = {params[key]}")
+            lines.append(f"  {_shown(key)} = {_shown(params[key])}")
         diag = {name: read_values(ds, name) for name in S.DIAGNOSTICS}
         seeds = diag[S.SEED]
         known_seeds = int(np.count_nonzero(seeds != S.SEED_UNKNOWN))

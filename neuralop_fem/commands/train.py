@@ -127,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def _parse_value(text: str) -> object:
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # not JSON, or nested beyond parsing: text
         return text
 
 

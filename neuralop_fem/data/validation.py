@@ -7,17 +7,19 @@ source (file) and what is wrong.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
 import xarray as xr
 
-from solvers.checks import is_int
+from solvers.checks import is_int, is_real, plain
 from solvers.problems import get_problem
 
 from .. import __version__
 from ..errors import DatasetError
 from ..problems import data_problems, get_kit
+from ..safe_text import clipped_repr, printable
 from .attrs import netcdf_attrs
 from .dim_order import file_dims
 from .grids import dataset_grid, describe_grid, grid_coordinates
@@ -33,7 +35,7 @@ from .names import (
     STORAGE_DTYPE,
     TIME,
 )
-from .provenance import generation_settings, solver_from_record
+from .provenance import generation_settings, physics_options, read_record, solver_from_record
 
 __all__ = ["validate"]
 
@@ -171,6 +173,7 @@ def _check_against_record(attrs: Mapping[str, object], problem: str, source: str
     was edited after the file was written (or a record that was) is refused, naming both."""
     record = generation_settings(attrs, source=source)
     if record is None:
+        _check_imported_physics(attrs, problem, source)
         return
     settings = record["settings"]
     if settings.get("problem") != problem:
@@ -194,6 +197,32 @@ def _check_against_record(attrs: Mapping[str, object], problem: str, source: str
         if not _same(attrs[key], value):
             raise _fail(source, f"attribute `{key}` = {_plain(attrs[key])!r} disagrees with the "
                         f"provenance record `config_json` ({value!r}): the file was altered "
+                        "after it was written.")
+
+
+def _check_imported_physics(attrs: Mapping[str, object], problem: str, source: str) -> None:
+    """An imported file's physical parameters: numbers (or null) in its provenance record,
+    repeated by its plain attributes (``"unknown"`` for null). An attribute edited to
+    ``'abc'``, ``-0.5`` or an array after the import is refused, naming both."""
+    record = read_record(attrs, source=source)
+    if "source_file" not in record or "format" not in record:  # not an import record
+        return
+    physics = record.get("physics")
+    if not isinstance(physics, dict):
+        raise _fail(source, f"the provenance record `config_json` must hold `physics`, a "
+                    f"mapping; got {clipped_repr(physics)}: the file was altered.")
+    for name in physics_options(get_problem(problem).data_problem):
+        value = physics.get(name)
+        number = is_real(value) and math.isfinite(value)
+        if value is not None and (not number or (name != "forcing" and value <= 0)):
+            bound = "a finite number" + ("" if name == "forcing" else " > 0")
+            raise _fail(source, f"the provenance record `config_json` gives the {name} "
+                        f"{clipped_repr(value)}; it must be {bound} or null: the file was "
+                        "altered.")
+        if name in attrs and not _same(attrs[name], "unknown" if value is None else value):
+            raise _fail(source, f"attribute `{name}` = {printable(plain(attrs[name]), limit=200)} "
+                        f"disagrees with the provenance record `config_json` "
+                        f"({'unknown' if value is None else value!r}): the file was altered "
                         "after it was written.")
 
 

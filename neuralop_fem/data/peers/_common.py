@@ -18,11 +18,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from solvers.checks import plain
 from solvers.problems import get_problem
 
 from ...errors import DatasetError, InputError
 from ...problems import ProblemKit, data_problems, get_kit, kits
-from ...safe_text import clipped_repr
+from ...safe_text import clipped_repr, printable
 from .. import schema as S
 from ..provenance import ATTR, import_record, physics_options
 
@@ -165,8 +166,8 @@ def check_values(path: Path, key: str, values: np.ndarray, *, positive: bool,
     if bad.any():
         first = np.argwhere(bad)[0]
         index = (int(first[0]) + offset, *(int(i) for i in first[1:]))
-        msg = (f"{path}: key `{key}` must be {what}; got {values[tuple(first)]!r} at index "
-               f"{index} (0-based, sample first).")
+        msg = (f"{path}: key `{key}` must be {what}; got {plain(values[tuple(first)])} at "
+               f"index {index} (0-based, sample first).")
         raise DatasetError(msg)
 
 
@@ -226,7 +227,9 @@ def file_number(path: Path, where: str, value: object) -> float:
         except (TypeError, ValueError):
             arr = None
     if arr is None or arr.size != 1:
-        msg = f"{path}: {where} must be one number; got {clipped_repr(value)}."
+        shown = f"{arr.size} numbers {printable(plain(arr), limit=200)}" if arr is not None \
+            else clipped_repr(value)
+        msg = f"{path}: {where} must be one number; got {shown}."
         raise DatasetError(msg)
     number = float(arr.ravel()[0])
     if not math.isfinite(number):

@@ -31,7 +31,8 @@ def _refused(capsys, args: list[str], *parts: str) -> str:
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err and "internal error" not in captured.err
+    assert "Traceback" not in captured.err
+    assert "internal error" not in captured.err
     for part in parts:
         assert part in lines[0], lines[0]
     assert SECRET[:10] not in captured.err + captured.out
@@ -230,3 +231,25 @@ def test_samples_declared_but_never_written_are_not_verified(tmp_path, trajector
     path = _declared_only(trajectory_file, tmp_path / "hollow.nc", 10_000)
     _refused(capsys, [*command, str(path)], str(path), "dataset `u0` declares shape",
              "chunks were written")
+
+
+# -- text of the file on the terminal -----------------------------------------------------
+
+
+def test_info_escapes_the_text_of_the_file(tmp_path, trajectory_file, capsys):
+    """Attributes with terminal escapes (title, colour) and a newline that would forge a
+    `samples:` line are shown escaped, one line each."""
+    path = tmp_path / "painted.nc"
+    path.write_bytes(trajectory_file.read_bytes())
+    with netCDF4.Dataset(path, "a") as ds:
+        ds.setncattr("title", "\x1b]0;pwned\x07\x1b[2J")
+        ds.setncattr("note", "fine\nsamples:     999 (indices 0..998)\r")
+        ds["u"].setncattr("long_name", "\x9b31msolution")
+    assert main(["info", "--no-check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\x1b\x07\r\x9b")
+    assert [line for line in out.splitlines() if line.startswith("samples:")] == \
+        ["samples:     4 (indices 0..3)"]
+    assert "title:       \\x1b]0;pwned\\x07\\x1b[2J" in out
+    assert "  note = fine\\nsamples:     999 (indices 0..998)\\r" in out
+    assert "\\x9b31msolution" in out
