@@ -8,11 +8,13 @@ from importlib import resources
 
 import numpy as np
 import pytest
+import torch
 import xarray as xr
 
 from neuralop_fem.evaluation.break_even import break_even, break_even_sentence, surrogate_cost
-from neuralop_fem.evaluation.fair import add_verdict, all_cores_fault
+from neuralop_fem.evaluation.fair import add_verdict, all_cores_fault, time_surrogate
 from neuralop_fem.evaluation.fair_report import ladder_lines
+from solvers.ladder import usable_cores
 
 N = 4
 WHERE_ALL = "on all cores of this CPU (AMD EPYC, solver in 2 processes, surrogate 2 threads)"
@@ -155,3 +157,29 @@ def test_the_cost_comes_from_the_run_record_and_a_data_file_generated_like_its_o
                                 "status": "a rung"}, other, where="on this CPU")
     assert "is not counted (the data file compared on was not generated with the run's " in text
     assert text.endswith(f"after about {info['wall_time_s'] / 1e-3:.2g} solves.")
+
+
+class _CountingSurrogate:
+    """Records the batch size and torch's thread count of every solve."""
+
+    def __init__(self):
+        self.calls = []
+
+    def solve(self, inputs):
+        self.calls.append((len(inputs), torch.get_num_threads()))
+        return inputs
+
+
+def test_the_surrogate_on_all_cores_runs_warm_on_at_most_one_thread_per_core():
+    """More threads than cores only share them; a thread pool starts its threads in its first
+    parallel region, so the untimed warm-up solves the whole batch there."""
+    sur, inputs = _CountingSurrogate(), np.zeros((6, 8))
+    before = torch.get_num_threads()
+    timing = time_surrogate(sur, inputs, threads=usable_cores() + 3, batch_one=False)
+    cores = usable_cores()
+    assert timing["threads"] == cores
+    assert sur.calls == [(6, cores), (6, cores)]  # warm-up and timed call, whole batch
+    assert torch.get_num_threads() == before  # restored
+    one = _CountingSurrogate()
+    time_surrogate(one, inputs, threads=1, batch_one=False)
+    assert one.calls == [(1, 1), (6, 1)]  # one thread: one sample warms it
