@@ -191,8 +191,10 @@ def render_markdown(card: Mapping[str, Any], *, zoo_dir: str | None = None) -> s
     if verdict:
         lines += [f"From `neuralop-fem compare` on {verdict['n_samples']} test samples against "
                   f"`{verdict['reference']}`:", ""]
-        lines += [f"- {verdict[k]}" for k in ("verdict", "verdict_batch1", "verdict_all_cores")
-                  if verdict.get(k)]
+        lines += [f"- {verdict[k]}" for k in ("verdict", "verdict_break_even", "verdict_batch1",
+                                               "verdict_batch1_break_even", "verdict_all_cores",
+                                               "verdict_all_cores_break_even",
+                                               "fair_all_cores_left_out") if verdict.get(k)]
     else:
         lines.append(f"Not measured for this entry (`neuralop-fem compare {run_dir} --data "
                      "FILE.nc --out REPORT`).")

@@ -24,8 +24,9 @@ __all__ = ["add_to_zoo", "read_verdict"]
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 #: Attributes of a ``compare`` report's ``comparison.nc`` kept in the card's fair verdict.
-_VERDICT_TEXT = ("verdict", "verdict_batch1", "verdict_all_cores", "reference", "fair_status",
-                 "fair_where", "fair_bracket")
+_VERDICT_TEXT = ("verdict", "verdict_break_even", "verdict_batch1", "verdict_batch1_break_even",
+                 "verdict_all_cores", "verdict_all_cores_break_even", "fair_all_cores_left_out",
+                 "reference", "fair_status", "fair_where", "fair_bracket")
 _VERDICT_NUMBERS = ("n_samples", "fair_error", "fair_speedup", "fair_batch1_speedup",
                     "fair_all_cores_speedup")
 
