@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MESSAGE_LIMIT", "TEXT_LIMIT", "clipped_repr", "printable"]
+__all__ = ["MESSAGE_LIMIT", "TEXT_LIMIT", "clipped_repr", "printable", "printable_lines"]
 
 #: Characters of one file-sourced value shown in a summary line (``info``).
 TEXT_LIMIT = 2000
@@ -58,6 +58,16 @@ def printable(value: object, *, limit: int = TEXT_LIMIT) -> str:
         text = text[:limit]
     text = _UNSAFE.sub(_escape, text)
     return f"{text}... ({size} characters)" if size > limit else text
+
+
+def printable_lines(text: str) -> str:
+    """Text of several lines (a model card) with its line breaks kept and every other control
+    character escaped, as :func:`printable` escapes it; no length limit.
+
+    >>> printable_lines("# card\\nsee \\x1b[31mred\\r")
+    '# card\\nsee \\\\x1b[31mred\\\\r'
+    """
+    return "\n".join(_UNSAFE.sub(_escape, line) for line in str(text).split("\n"))
 
 
 def clipped_repr(value: object, *, limit: int = MESSAGE_LIMIT) -> str:

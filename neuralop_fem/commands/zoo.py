@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..safe_text import printable, printable_lines
 from ._options import (
     check_input_file,
     check_run_dir,
@@ -89,7 +90,7 @@ def _list(root: Path | None) -> int:
         return 0
     rows = [summary_row(read_card(n, root)) for n in names]
     head = ("name", "problem", "preset", "test rel. L2 (n)", "parameters", "weights")
-    table = [head] + [(r["name"], r["problem"], r["preset"],
+    table = [head] + [(*(printable(r[k], limit=100) for k in ("name", "problem", "preset")),
                        f"{r['rel_l2']:.3e} ({r['grid']})", f"{r['n_parameters']:,}",
                        _mib(r["bytes"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
@@ -103,7 +104,8 @@ def _show(name: str, root: Path | None) -> int:
     from ..zoo import CARD_MD, PREFIX, entry_dir
 
     name = name.removeprefix(PREFIX)
-    sys.stdout.write((entry_dir(name, root) / CARD_MD).read_text(encoding="utf-8"))
+    card = (entry_dir(name, root) / CARD_MD).read_text(encoding="utf-8")
+    sys.stdout.write(printable_lines(card))  # a card of --zoo-dir is anyone's text
     return 0
 
 
