@@ -7,7 +7,9 @@ recursive parsers raise :class:`RecursionError`; a key given twice (``epochs: 1`
 ``epochs: 2``) is silently resolved to the last. :func:`parse_yaml` and :func:`parse_json`
 refuse each of these with one short line:
 
-* at most :data:`MAX_BYTES` of text (:func:`read_document`);
+* at most :data:`MAX_BYTES` of JSON (a run.json, as :mod:`neuralop_fem.training.run_info`
+  bounds it) or :data:`MAX_YAML_BYTES` of YAML, which PyYAML parses at about 1 MB/s
+  (:func:`read_document`);
 * nesting at most :data:`MAX_DEPTH` deep;
 * at most :data:`MAX_ALIASES` YAML aliases, and at most :data:`MAX_NODES` values once every
   alias is expanded;
@@ -33,13 +35,16 @@ __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
     "MAX_NODES",
+    "MAX_YAML_BYTES",
     "parse_json",
     "parse_yaml",
     "read_document",
 ]
 
-#: Largest document read (a configuration file or a run.json is a few KiB).
-MAX_BYTES = 4 << 20
+#: Largest JSON document read (a run.json: its limit in training.run_info).
+MAX_BYTES = 64 << 20
+#: Largest YAML document read (a configuration file is a few hundred bytes).
+MAX_YAML_BYTES = 4 << 20
 #: Deepest nesting of lists and mappings.
 MAX_DEPTH = 64
 #: Most aliases (``*name``) in a YAML document.
@@ -58,14 +63,16 @@ def read_document(path: str | os.PathLike[str], fmt: str, *, what: str,
     Raises
     ------
     error
-        Naming the file: not a readable regular file, larger than :data:`MAX_BYTES`, not
-        UTF-8, or refused by :func:`parse_yaml` / :func:`parse_json`.
+        Naming the file: not a readable regular file, larger than :data:`MAX_BYTES` (JSON) or
+        :data:`MAX_YAML_BYTES` (YAML), not UTF-8, or refused by :func:`parse_yaml` /
+        :func:`parse_json`.
     """
     source = printable(os.fspath(path), limit=300)
-    with open_for_reading(path, what=what, error=error, max_bytes=MAX_BYTES) as fh:
-        raw = fh.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        msg = f"{source}: {what} must be at most {MAX_BYTES:,} bytes; it is larger."
+    limit = MAX_BYTES if fmt == "json" else MAX_YAML_BYTES
+    with open_for_reading(path, what=what, error=error) as fh:
+        raw = fh.read(limit + 1)
+    if len(raw) > limit:
+        msg = f"{source}: {what} must be at most {limit:,} bytes; it is larger."
         raise error(msg)
     try:
         text = raw.decode("utf-8")

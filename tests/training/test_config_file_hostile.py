@@ -14,7 +14,7 @@ import time
 import pytest
 
 from neuralop_fem.cli import main
-from neuralop_fem.safe_documents import MAX_BYTES
+from neuralop_fem.safe_documents import MAX_YAML_BYTES
 
 #: Five levels of ten aliases each: 10**5 copies of "lol" once expanded (41 aliases).
 _BOMB = "\n".join([
@@ -41,7 +41,8 @@ CASES = {
                    "  epochs: 2\n", "key 'epochs' is given twice in one mapping (again at line 5)"),
     "twice.json": ('{"preset": "burgers-galerkin", "preset": "burgers-fno"}',
                    "key 'preset' is given twice in one mapping"),
-    "huge.yaml": ("#" * (MAX_BYTES + 10) + "\n", f"must be at most {MAX_BYTES:,} bytes"),
+    "huge.yaml": ("#" * (MAX_YAML_BYTES + 10) + "\n",
+                  f"must be at most {MAX_YAML_BYTES:,} bytes"),
 }
 
 

@@ -253,3 +253,15 @@ def test_info_escapes_the_text_of_the_file(tmp_path, trajectory_file, capsys):
     assert "title:       \\x1b]0;pwned\\x07\\x1b[2J" in out
     assert "  note = fine\\nsamples:     999 (indices 0..998)\\r" in out
     assert "\\x9b31msolution" in out
+
+
+def test_a_matlab_v73_file_with_external_storage_is_refused(tmp_path, rng, secret, capsys):
+    """MATLAB v7.3 files are HDF5: read through the same checks (import-mat)."""
+    src = tmp_path / "burgers_data_R10.mat"
+    with h5py.File(src, "w", userblock_size=512) as f:
+        f.create_dataset("a", data=rng.standard_normal((16, 4)))  # MATLAB (4, 16), stored (16, 4)
+        f.create_dataset("u", shape=(16, 4), dtype="f8", external=[(str(secret), 0, 16 * 4 * 8)])
+    out = tmp_path / "out.nc"
+    _refused(capsys, ["import-mat", str(src), "--problem", "burgers", "--out", str(out)],
+             str(src), "dataset `u` keeps its values in another file", "refused")
+    assert not out.exists()
