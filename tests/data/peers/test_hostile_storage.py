@@ -149,6 +149,18 @@ def test_compressed_pt_entries_are_refused_unread(tmp_path, rng, capsys):
             "refused: it holds compressed entries, which torch.save never writes")
 
 
+def test_pt_entries_larger_than_the_file_are_refused_unread(tmp_path, rng, capsys):
+    """An entry whose size in the zip directory exceeds the whole file (a forged directory)."""
+    src = tmp_path / "darcy_train_8.pt"
+    write_neuralop_darcy(src, rng)
+    data = bytearray(src.read_bytes())
+    at = data.index(b"PK\x01\x02")  # the first central-directory header
+    data[at + 24:at + 28] = (2**31 - 1).to_bytes(4, "little")  # its uncompressed size
+    src.write_bytes(bytes(data))
+    _import(capsys, "neuralop", src, tmp_path / "out.nc", "refused: its entries declare",
+            "more than the file's")
+
+
 def test_a_legacy_pt_file_is_refused(tmp_path, capsys):
     src = tmp_path / "old.pt"
     torch.save({"x": torch.zeros(2, 4, 4), "y": torch.ones(2, 4, 4)}, src,
