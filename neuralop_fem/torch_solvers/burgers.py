@@ -7,11 +7,11 @@ r"""The pseudo-spectral ETDRK4 Burgers solver in torch: batched, on the CPU or a
 on ``x_i = i/n``. :class:`TorchBurgersSpectralSolver` is the twin of
 :class:`solvers.burgers.BurgersSpectralSolver`: the same Fourier collocation with the 2/3 rule,
 the same reduced FFT length for the product (``mode_tol``), the same ETDRK4 steps (Cox &
-Matthews) with the same contour-integral coefficients (Kassam & Trefethen, computed by
-:func:`solvers._burgers_spectral.etdrk4_coefficients` and moved to the device) and the same
-graded time grid (:meth:`~solvers.burgers.BurgersSpectralSolver.time_grid`). In float64 it agrees
-with the numpy solver to round-off (``tests/torch_solvers``: at most 1e-10 relative); spectral in
-space and order 4 in time like it.
+Matthews) with the same contour-integral coefficients (Kassam & Trefethen, computed by the numpy
+solver's stepper :class:`solvers.kernels.SpectralStepper` and moved to the device) and the same
+graded time grid (:meth:`~solvers.burgers.BurgersSpectralSolver.time_grid`). In float64 it
+agrees with the numpy solver to round-off (``tests/torch_solvers``: at most 1e-10 relative);
+spectral in space and order 4 in time like it.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ import scipy.fft
 import torch
 from numpy.typing import NDArray
 
-from solvers._burgers_spectral import etdrk4_coefficients
 from solvers.burgers import BurgersSpectralSolver
 from solvers.contract import SolveReport, SolverInput, SolverOutput, as_batch
 from solvers.errors import ConvergenceError, InputError
+from solvers.kernels import SpectralStepper
 
 from ._device import (
     DTYPES,
@@ -53,16 +53,17 @@ _NUMERICS = ("viscosity", "final_time", "output_times", "dt", "first_dt", "growt
 @lru_cache(maxsize=512)
 def _coefficients(n: int, viscosity: float, h: float, n_contour: int, device: str,
                   dtype: str) -> tuple[torch.Tensor, ...]:
-    """``(e, e2, q, f1, f2, f3)`` of the numpy solver for step ``h``, on ``device``."""
-    lin = -viscosity * (2 * np.pi * np.arange(n // 2 + 1)) ** 2
-    c = etdrk4_coefficients(lin, h, n_contour=n_contour)
-    return tuple(torch.as_tensor(v, dtype=DTYPES[dtype], device=device)
+    """``(e, e2, q, f1, f2, f3)`` of the numpy solver for step ``h`` (its stepper's, shared
+    with its solves), on ``device``."""
+    c = SpectralStepper(n, viscosity, n_contour=n_contour, mode_tol=0.0).coefficients(h)
+    # copies: the numpy solver's cached arrays are read-only
+    return tuple(torch.as_tensor(np.array(v), dtype=DTYPES[dtype], device=device)
                  for v in (c.e, c.e2, c.q, c.f1, c.f2, c.f3))
 
 
 class _Stepper:
     """ETDRK4 on the rfft coefficients ``c_k = rfft(u)_k / n`` of a batch (the numpy solver's
-    :class:`solvers._burgers_spectral.SpectralStepper`, in torch)."""
+    :class:`solvers.kernels.SpectralStepper`, in torch)."""
 
     def __init__(self, solver: TorchBurgersSpectralSolver, n: int) -> None:
         self.solver = solver

@@ -32,12 +32,12 @@ import torch
 import torch.nn.functional as F
 from numpy.typing import ArrayLike, NDArray
 
-from solvers._darcy_grid import _as_field, _coefficient_batch
 from solvers.contract import SolveReport, SolverInput, SolverOutput
 from solvers.darcy import DarcyFDSolver
 from solvers.errors import ConvergenceError, InputError
 
 from ._device import check_batch_size, check_device, chunks, out_of_memory, synchronize
+from ._inputs import coefficient_batch, nodal_field
 
 __all__ = ["TorchDarcyFDSolver", "apply_operator", "dst1", "poisson_preconditioner"]
 
@@ -298,12 +298,12 @@ class TorchDarcyFDSolver:
         DeviceMemoryError
             A batch did not fit the device (names a ``batch_size`` to try).
         """
-        batch = _coefficient_batch(inputs)
+        batch = coefficient_batch(inputs)
         a = batch.values
         n_samples, n, _ = a.shape
-        guess = _as_field(initial_guess, batch, name="initial_guess")
+        guess = nodal_field(initial_guess, batch, name="initial_guess")
         f = (np.full_like(a, self.forcing) if forcing is None
-             else _as_field(forcing, batch, name="forcing", broadcast=True))
+             else nodal_field(forcing, batch, name="forcing", broadcast=True))
         h2 = 1.0 / (n - 1) ** 2
         u = np.zeros_like(a)
         iterations = np.zeros(n_samples, dtype=np.int64)

@@ -242,17 +242,12 @@ def generate(
         True: tqdm bar; False: log lines (logger ``neuralop_fem.data.generation``, INFO);
         None: a bar when stderr is a terminal.
     device
-        None (default): the numpy solvers of :mod:`solvers` on CPU processes. ``"cuda"``,
-        ``"cuda:N"`` or ``"cpu"``: the solver's torch twin on that device
-        (:mod:`neuralop_fem.torch_solvers`; Burgers spectral and Darcy FD on the node grid),
-        the same file and schema, its record naming the twin and the device; its samples agree
-        with the numpy solver's to round-off (Burgers) or to ``tol`` (Darcy), not bit for bit.
-        A CUDA device is driven from this process (``workers`` None or 0); ``"cpu"`` uses
-        ``workers`` processes like the numpy solvers. An unfinished run resumes only on the
-        same device, and a file is appended to only by the solver that made it.
+        None: the numpy solvers. ``"cuda"``, ``"cuda:N"`` or ``"cpu"``: the solver's torch twin
+        there (:mod:`neuralop_fem.torch_solvers`; docs/generating_data.md, "Generating on a
+        GPU"): the same file, its record naming the twin and device. CUDA runs in this process
+        (``workers`` None or 0). A run resumes, and a file is appended to, on its device only.
     batch_size
-        With ``device``: samples per device call (default: a whole chunk). Not part of the
-        run's settings, so a run stopped by an out-of-memory error resumes with a smaller one.
+        With ``device``: samples per device call (default: a chunk); not a setting of the run.
 
     Returns
     -------

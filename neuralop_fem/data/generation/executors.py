@@ -59,7 +59,10 @@ def solve_chunk(
     from ..float_paths import float_paths_json
 
     seeds = np.asarray(sample_seeds(dataset_seed, np.arange(start, stop)), dtype=np.uint64)
-    out = config.solve_chunk(resolution, seeds, device=device, batch_size=batch_size)
+    if device is None:  # the numpy solvers (a plugin's config may not know `device`)
+        out = config.solve_chunk(resolution, seeds)
+    else:
+        out = config.solve_chunk(resolution, seeds, device=device, batch_size=batch_size)
     out["seed"] = seeds
     out[FLOAT_PATHS] = np.asarray(float_paths_json())
     return out
