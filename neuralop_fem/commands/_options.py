@@ -189,8 +189,8 @@ def _parent_problem(path: Path) -> str | None:
 
 
 def _output_file_problem(path: Path) -> str | None:
-    if path.is_dir():
-        return f"must be a file name; got {os.fspath(path)!r}, which is a directory"
+    if path.exists() and not path.is_file():  # a directory, or a device/FIFO never replaced
+        return f"must be a file name; got {os.fspath(path)!r}, which is {_kind(path)}"
     return _parent_problem(path)
 
 

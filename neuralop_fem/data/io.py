@@ -152,12 +152,15 @@ def check_target(path: str | os.PathLike[str], *, overwrite: bool = False) -> Pa
     Raises
     ------
     InputError
-        ``path`` is a directory, exists and ``overwrite`` is False, or its directory does
-        not exist.
+        ``path`` is a directory or another non-regular file (a device, a FIFO), exists and
+        ``overwrite`` is False, or its directory does not exist.
     """
     path = Path(path)
     if path.is_dir():
         msg = f"`path` must be a file name; got {path}, which is a directory."
+        raise InputError(msg)
+    if path.exists() and not path.is_file():  # a device or FIFO is never replaced
+        msg = f"`path` must be a file name; got {path}, which is not a regular file."
         raise InputError(msg)
     if path.exists() and not overwrite:
         msg = (f"`path` must not exist (pass overwrite=True to replace it); got existing file "

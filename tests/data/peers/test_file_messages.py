@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 
 import h5py
 import netCDF4
@@ -145,3 +146,15 @@ def test_an_edited_parameter_of_an_imported_file_is_refused(tmp_path, rng, capsy
         err = _one_line(capsys, [*command, str(edited)])
         assert f"{edited}: {shown}" in err
         assert "(0.25): the file was altered" in err
+
+
+def test_a_device_or_fifo_is_never_an_output(tmp_path, rng, capsys):
+    """``--out PIPE --overwrite`` would replace the FIFO (or a device) by a regular file.
+    (/dev/null is tried without --overwrite only: a regression must not replace it.)"""
+    src = _burgers_pt(tmp_path / "b.pt", rng)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for out, what, extra in (("/dev/null", "a device", []), (str(fifo), "a FIFO", ["--overwrite"])):
+        err = _one_line(capsys, ["import", "neuralop", str(src), "--out", out, *extra])
+        assert f"argument --out: must be a file name; got {out!r}, which is {what}" in err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
