@@ -122,11 +122,9 @@ def check_links(f: Any, path: Path) -> None:
                 msg = f"{_name(path)}: `{where}` is a user-defined link; refused."
                 raise DatasetError(msg)
             obj = group.get(name)
-            if isinstance(obj, h5py.Group):
-                address = h5py.h5o.get_info(obj.id).addr
-                if address not in seen:
-                    seen.add(address)
-                    stack.append(obj)
+            if isinstance(obj, h5py.Group) and obj.id not in seen:  # ids hash by object
+                seen.add(obj.id)
+                stack.append(obj)
 
 
 def check_stored(path: Path, names: Iterable[str], *, what: str) -> None:
