@@ -28,8 +28,8 @@ def main() -> None:
     parser.add_argument("--models", nargs="*", default=inference.zoo_models())
     parser.add_argument("--samples", type=int, default=24)
     parser.add_argument("--batches", type=int, nargs="*", default=list(inference.CPU_BATCHES))
-    parser.add_argument("--max-call-s", type=float, default=20.0,
-                        help="skip a cell whose one call would take longer (default 20)")
+    parser.add_argument("--max-call-s", type=float, default=30.0,
+                        help="skip a cell whose one call would take longer (default 30)")
     parser.add_argument("--gpu", action="store_true", help="also time CUDA")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()

@@ -49,6 +49,7 @@ def test_speed_rows_time_solve_and_forward_at_each_batch(darcy):
         assert r["overhead"] == pytest.approx(
             r["forward_samples_per_s"] / r["solve_samples_per_s"])
         assert r["fraction_of_peak"] == pytest.approx(1e6 * r["forward_samples_per_s"] / 1e10)
+        assert r["overhead_cpu_time"] > 0
     assert sur.batch_size == 16  # the automatic batch size is back
 
 
@@ -78,15 +79,16 @@ def test_precision_rows_float32_first_and_bf16_moves_the_output(darcy):
 
 def test_markdown_states_the_goal_per_model():
     speed = [{"where": "CPU, 1 thread", "batch": 16, "solve_samples_per_s": 90.0,
-              "forward_samples_per_s": 100.0, "overhead": 100 / 90, "forward_tflops": 1e-3,
+              "forward_samples_per_s": 100.0, "overhead": 100 / 90, "overhead_cpu_time": 1.02,
+              "forward_tflops": 1e-3,
               "fraction_of_peak": 0.5},
              {"where": "CPU, 1 thread", "batch": 128, "skipped": "one call would take 30 s"}]
     models = [{"name": "m1", "flops": 2e9, "speed": speed, "precision": []},
-              {"name": "m2", "flops": 1e9, "speed": [{**speed[0], "overhead": 1.05}],
-               "precision": []}]
+              {"name": "m2", "flops": 1e9, "precision": [],
+               "speed": [{**speed[0], "overhead": 1.05, "overhead_cpu_time": 1.2}]}]
     text = "\n".join(inference.markdown(models, {"CPU, 1 thread": 5e10}))
-    assert "| m1 | 1.111 | no |" in text
-    assert "| m2 | 1.050 | yes |" in text
+    assert "| m1 | 1.111 | no | 1.020 | yes |" in text
+    assert "| m2 | 1.050 | yes | 1.200 | no |" in text
     assert "skipped (one call would take 30 s)" in text
     assert "CPU, 1 thread: 0.05 TFLOP/s" in text
 
