@@ -77,9 +77,12 @@ def summary_markdown(ds: xr.Dataset, *, title: str = "Surrogate vs solver",
     ref_t = float(a.get("reference_time_median", ds["reference_time"].mean()))
     cand_t = float(a.get("candidate_time_median", ds["candidate_time"].mean()))
     basis = a.get("speedup_basis", "one timing of all samples")
-    lines += ["", f"| speed ({basis}) | seconds per sample |", "|---|---|",
-              f"| reference | {_fmt(ref_t)} |", f"| candidate | {_fmt(cand_t)} |",
-              f"| speedup (reference / candidate) | {a.get('speedup', float('nan')):.3g}x |"]
+    # Against the reference at its own accuracy: not the fair verdict (equal accuracy), which
+    # opens the summary; labelled so that the two figures are not read as one.
+    lines += ["", f"| speed against the reference solver ({basis}) | seconds per sample |",
+              "|---|---|", f"| reference | {_fmt(ref_t)} |", f"| candidate | {_fmt(cand_t)} |",
+              f"| reference / candidate, at unequal accuracy (not the verdict) | "
+              f"{a.get('speedup', float('nan')):.3g}x |"]
     if "warm_iterations" in ds:
         zi, wi = ds["reference_iterations"].values, ds["warm_iterations"].values
         zt, wt = ds["reference_time"].values, ds["warm_time"].values
