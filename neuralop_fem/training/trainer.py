@@ -19,6 +19,7 @@ the run directory is read back as untrusted (:mod:`.resume`, :mod:`.run_info`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -125,10 +126,14 @@ class Trainer:
         self._lock = None
         self._threads_before = torch.get_num_threads()  # given back by close()
         torch.set_num_threads(config.threads or self._threads_before)
+        fresh = not self.run_dir.exists()  # created by this set-up: not left behind if it fails
         try:
             self._setup(dataset, path, overwrite=overwrite)
         except BaseException:
             self.close()
+            if fresh:
+                with contextlib.suppress(OSError):  # only while empty: no file of a run goes
+                    self.run_dir.rmdir()
             raise
 
     def _setup(self, dataset: xr.Dataset, path: Any, *, overwrite: bool) -> None:

@@ -336,3 +336,21 @@ def test_the_recorded_dataset_must_be_that_dataset_or_gone(run, burgers_file, tm
                                                     rf"training data of this burgers run.*{why}"):
             Surrogate.load(run, device="cpu")
         assert time.perf_counter() - t0 < 10
+
+
+def test_a_set_up_that_fails_leaves_no_new_run_directory(tmp_path, burgers_file):
+    """A split the file cannot hold (40 samples asked of 24) is found after the run directory
+    was locked: the error comes, and the directory this set-up created is gone again (an
+    existing one is kept, with what it held)."""
+    config = TrainConfig(task="burgers", epochs=1, batch_size=4, n_train=30, n_val=5, n_test=5,
+                         resolution=64)
+    fresh = tmp_path / "fresh"
+    with pytest.raises(ValueError, match="30 \\+ 5 \\+ 5"):
+        Trainer(fresh, burgers_file, model_config=MODEL, config=config, preset="burgers-galerkin")
+    assert not fresh.exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="30 \\+ 5 \\+ 5"):
+        Trainer(kept, burgers_file, model_config=MODEL, config=config, preset="burgers-galerkin")
+    assert [p.name for p in kept.iterdir()] == ["notes.txt"]
