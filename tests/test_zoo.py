@@ -435,7 +435,8 @@ def test_the_zoo_table_of_the_guide_states_each_cards_precision():
         t = read_card(name)["training"]
         parts = recorded_float32_parts(t.get("amp"), t.get("precision"))
         if parts is None:
-            assert "float32" in trained and "bf16" not in trained, name
+            assert "float32" in trained, name
+            assert "bf16" not in trained, name
         else:
             kept = " and ".join(words.get(p, p) for p in parts)
             assert f"bf16 autocast with the {kept} in float32" in trained, name

@@ -33,8 +33,8 @@ from ..errors import InputError, RunDirectoryError
 from ..models.size import check_resolution
 from .inference import CPU_BATCH, check_precision, cuda_batch_size, inference_forward, predict
 from .input_shape import InputShape
-from .observations import warn_if_sign_flipped
 from .module_adapter import surrogate_from_module
+from .observations import warn_if_sign_flipped
 from .resample import resample_nodes, resample_periodic
 from .run_record import load_operator, lookup, ood_from_provenance
 from .stencil import fd_relative_residual
