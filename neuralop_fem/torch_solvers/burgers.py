@@ -125,23 +125,30 @@ class _Stepper:
         return self.half_ik[: kb + 1] * torch.fft.rfft(u * u, dim=-1, norm="forward")[:, : kb + 1]
 
     def step(self, ch: torch.Tensor, h: float, m: int, kb: int) -> torch.Tensor:
-        """One ETDRK4 step of size ``h`` (Cox-Matthews form) with the product on ``m`` points."""
+        """One ETDRK4 step of size ``h`` (Cox-Matthews form) with the product on ``m`` points.
+
+        The numpy solver's expressions, with the products and sums fused into ``addcmul``
+        (half the passes over the state: what bounds a step on a GPU)."""
         s = self.solver
         e, e2, q, f1, f2, f3 = _coefficients(self.n, s.viscosity, h, s.n_contour, s.device,
                                              s.dtype)
         b = slice(0, kb + 1)
         v = ch[:, b]
-        e_b, e2_b, q_b = e[b], e2[b], q[b]
+        e2_b, q_b = e2[b], q[b]
         nv = self.nonlinear(v, m, kb)
-        a = e2_b * v + q_b * nv
+        e2v = e2_b * v
+        a = torch.addcmul(e2v, q_b, nv)
         na = self.nonlinear(a, m, kb)
-        bb = e2_b * v + q_b * na
-        nb = self.nonlinear(bb, m, kb)
-        cc = e2_b * a + q_b * (2 * nb - nv)
+        nb = self.nonlinear(torch.addcmul(e2v, q_b, na), m, kb)
+        cc = torch.addcmul(e2_b * a, q_b, torch.add(nb, nb).sub_(nv))
         nc = self.nonlinear(cc, m, kb)
         out = torch.empty_like(ch)
-        out[:, b] = e_b * v + f1[b] * nv + 2 * f2[b] * (na + nb) + f3[b] * nc
-        out[:, kb + 1:] = e[kb + 1:] * ch[:, kb + 1:]
+        band = out[:, b]
+        torch.mul(e[b], v, out=band)
+        band.addcmul_(f1[b], nv)
+        band.addcmul_(f2[b], na.add_(nb), value=2)
+        band.addcmul_(f3[b], nc)
+        torch.mul(e[kb + 1:], ch[:, kb + 1:], out=out[:, kb + 1:])
         return out
 
 
