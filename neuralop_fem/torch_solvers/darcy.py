@@ -176,8 +176,8 @@ def pcg(ax: torch.Tensor, ay: torch.Tensor, b: torch.Tensor, x0: torch.Tensor, *
         ap = apply_operator(ax, ay, p)
         pap = _dot(p, ap)
         alpha = torch.where(active, rz / torch.where(active, pap, 1.0), 0.0)[:, None, None]
-        x += alpha * p
-        r -= alpha * ap
+        x.addcmul_(alpha, p)
+        r.addcmul_(alpha, ap, value=-1)
         iterations[active] = it
         newly = active & (_norms(r) <= bound)
         if bool(newly.any()):  # the recurrence says so: check the true residual (drift guard)
@@ -190,7 +190,7 @@ def pcg(ax: torch.Tensor, ay: torch.Tensor, b: torch.Tensor, x0: torch.Tensor, *
         # Polak-Ribiere beta (flexible CG), as the numpy solver
         rdz = rz_new - _dot(r, z_old)
         beta = torch.where(active, rdz / torch.where(rz == 0, 1.0, rz), 0.0)[:, None, None]
-        p = z + beta * p
+        p.mul_(beta).add_(z)
         rz = rz_new
     residual = _norms(b - apply_operator(ax, ay, x))
     zero = bnorm == 0
