@@ -15,6 +15,7 @@ generation.py      dataset generation throughput
 transfer.py        Darcy models evaluated across grids
 plots.py           learning curves, the epoch budget, a TensorBoard log
 bf16.py            bf16 autocast: trained models' output deviation and training speed
+reference_training.py our trainer beside the paper's reference code, same data and device
 
 Each module's markdown function writes the table its driver puts into the results file
 (:func:`neuralop_fem.reproduce.results.write_results`). Importing this package imports

@@ -30,23 +30,26 @@ def readout_interval(device: torch.device) -> int:
 
 
 class LossReadout:
-    """Detached per-step losses, read from the device ``every`` steps in one transfer.
+    """Detached per-step losses, read from the device ``every`` steps in one transfer, and
+    their sums: ``total`` (the epoch's) and the current accumulation group's.
 
     Parameters
     ----------
     every : int
         Steps between two automatic reads (>= 1).
-    consume : callable
-        ``consume(value, weight)`` receives every step's loss as a Python float, in step order,
-        with the weight given to :meth:`add` (the step's share of its accumulation group).
+    on_value : callable
+        ``on_value(value)`` receives every step's loss as a Python float, in step order (the
+        progress display).
+    total : float
+        The sum of the losses read before (a resumed epoch's).
     """
 
-    def __init__(self, every: int, consume: Callable[[float, int], None]) -> None:
+    def __init__(self, every: int, on_value: Callable[[float], None], total: float = 0.0) -> None:
         if every < 1:
             msg = f"every must be an integer >= 1; got {every!r}"
             raise ValueError(msg)
-        self.every = every
-        self._consume = consume
+        self.every, self.total, self._group = every, total, 0.0
+        self._on_value = on_value
         self._pending: list[torch.Tensor] = []
         self._sizes: list[int] = []
 
@@ -54,15 +57,15 @@ class LossReadout:
         return len(self._pending)
 
     def add(self, loss: torch.Tensor, size: int) -> None:
-        """Queue one step's loss (a 0-d tensor; detached here); reads all when ``every`` are
-        queued."""
+        """Queue one step's loss (a 0-d tensor; detached here) whose accumulation group has
+        ``size`` steps; reads all when ``every`` are queued."""
         self._pending.append(loss.detach())
         self._sizes.append(size)
         if len(self._pending) >= self.every:
             self.flush()
 
     def flush(self) -> None:
-        """Read every queued loss (one host sync) and hand each to ``consume`` in order."""
+        """Read every queued loss (one host sync) and add each to the sums, in order."""
         if not self._pending:
             return
         values = (torch.stack(self._pending).tolist() if len(self._pending) > 1
@@ -70,4 +73,14 @@ class LossReadout:
         sizes = self._sizes
         self._pending, self._sizes = [], []
         for value, size in zip(values, sizes, strict=True):
-            self._consume(float(value), size)
+            value = float(value)
+            self._group += value / size
+            self.total += value
+            self._on_value(value)
+
+    def take_group(self) -> float:
+        """The group's mean loss (each loss divided by its group's size, summed) after a
+        :meth:`flush`; the next group starts from zero."""
+        self.flush()
+        group, self._group = self._group, 0.0
+        return group

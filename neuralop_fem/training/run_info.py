@@ -15,6 +15,7 @@ required here; a reader that needs one asks :func:`require_fields`. Every failur
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,8 @@ from ..errors import RunDirectoryError
 from ..files import open_for_reading
 from ..models.size import check_resolution
 
+_log = logging.getLogger(__name__)
+
 __all__ = [
     "MAX_JSON_BYTES",
     "MAX_JSON_DEPTH",
@@ -35,6 +38,7 @@ __all__ = [
     "read_json_file",
     "check_data_path",
     "read_run_info",
+    "recorded_status",
     "Rollback",
     "rollback_entry_ok",
     "require_fields",
@@ -378,3 +382,14 @@ def read_run_info(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise RunDirectoryError(msg)
     info = read_json_file(path, what="the run.json of a training run")
     return validate_run_info(info, source=path)
+
+
+def recorded_status(run_dir: str | os.PathLike[str]) -> str | None:
+    """``status`` of a run directory's ``run.json``; None when it is missing, or unreadable
+    (logged as a warning: a trainer writes it again)."""
+    try:
+        return read_run_info(run_dir).get("status")
+    except RunDirectoryError as exc:
+        if (Path(run_dir) / "run.json").exists():
+            _log.warning("ignoring run.json (it is written again): %s", exc)
+        return None

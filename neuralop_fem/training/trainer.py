@@ -54,7 +54,7 @@ from .losses import operator_loss
 from .optim import make_optimizer, make_scheduler
 from .progress import TrainingProgress, training_warnings
 from .resident import eval_loader, training_loader
-from .run_info import read_run_info
+from .run_info import recorded_status
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -208,7 +208,7 @@ class Trainer:
         last = self.run_dir / ck.LAST
         if overwrite:
             return None
-        status = self._recorded_status()
+        status = recorded_status(self.run_dir)
         state = rs.read_last(last) if last.exists() else None
         if state is None and status in ("finished", "finishing"):
             msg = (f"{self.run_dir} holds a finished run whose {ck.LAST} is missing; pass "
@@ -228,15 +228,6 @@ class Trainer:
                                    run_dir=self.run_dir, dataset=dataset, path=path)
         rs.check_resumable(state, last, config=self.config, identity=identity, status=status)
         return state
-
-    def _recorded_status(self) -> str | None:
-        """``status`` of ``run.json``; None when it is missing or unreadable (rewritten later)."""
-        try:
-            return read_run_info(self.run_dir).get("status")
-        except RunDirectoryError as exc:
-            if (self.run_dir / ck.RUN_JSON).exists():
-                _log.warning("ignoring %s (it is written again): %s", ck.RUN_JSON, exc)
-            return None
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Restore a checked ``last.pt`` / ``partial.pt`` state (:func:`.resume.read_last`)."""
@@ -293,7 +284,7 @@ class Trainer:
         are read from the device in groups (:class:`.loss_readout.LossReadout`): on a GPU the
         host does not wait for each step to finish."""
         self.train_module.train()
-        total, group, lr = 0.0, 0.0, float("nan")
+        total, lr = 0.0, float("nan")
         k, n = self.config.grad_accumulation, len(self.sampler)
         per_step = self.config.scheduler not in optim.PER_EPOCH
         within, self.within = self.within, None
@@ -306,14 +297,7 @@ class Trainer:
         if within is not None:
             rs.restore_rng(self.within_rng, None, self.run_dir / ck.PARTIAL)
         clock = we.CheckpointClock(0 if self.ctx.distributed else self.config.checkpoint_minutes)
-
-        def consume(value: float, size: int) -> None:  # every step's loss, in order
-            nonlocal total, group
-            group += value / size
-            total += value
-            progress.batch(value)
-
-        losses = LossReadout(readout_interval(self.device), consume)
+        losses = LossReadout(readout_interval(self.device), progress.batch, total)
         for i, batch in enumerate(batches, start=0 if within is None else within["batches_done"]):
             batch = self._batch(batch)
             if i % k == 0:
@@ -330,18 +314,17 @@ class Trainer:
                 self.optimizer.step()
                 if per_step:
                     self.scheduler.step()
-                if self.logger is not None:
-                    losses.flush()  # the logger takes each step's loss
-                    self.logger.log_step(self.epoch * self.steps_per_epoch + i // k + 1, group, lr)
-                group = 0.0  # read only by the logger, after its flush
+                if self.logger is not None:  # reads the group's losses
+                    self.logger.log_step(self.epoch * self.steps_per_epoch + i // k + 1,
+                                         losses.take_group(), lr)
             if (i + 1) % k == 0 and i + 1 < n and clock.due():
                 losses.flush()
                 self.save_last(we.WithinEpoch(
-                    batches_done=i + 1, loss_sum=total, lr=lr, epoch_rng=epoch_rng,
+                    batches_done=i + 1, loss_sum=losses.total, lr=lr, epoch_rng=epoch_rng,
                     elapsed_s=time.perf_counter() - t0))
                 clock.reset()
         losses.flush()
-        return self.ctx.mean(total / n, self.device), lr
+        return self.ctx.mean(losses.total / n, self.device), lr
 
     @torch.no_grad()
     def errors(self, module: nn.Module, dataset: torch.utils.data.Dataset) -> np.ndarray:

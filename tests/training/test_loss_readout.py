@@ -24,28 +24,38 @@ from .test_within_epoch import _assert_same_run, _interrupt_after, _Stop
 
 
 def test_the_readout_hands_over_every_loss_in_order_with_one_read_per_group(monkeypatch):
-    got: list[tuple[float, int]] = []
-    readout = LossReadout(3, lambda value, size: got.append((value, size)))
+    got: list[float] = []
+    readout = LossReadout(3, got.append, total=10.0)  # a resumed epoch's sum so far
     stacks = []
     stack = torch.stack
     monkeypatch.setattr(torch, "stack", lambda ts: stacks.append(len(ts)) or stack(ts))
     losses = [torch.tensor(v, dtype=torch.float32) for v in (0.1, 0.2, 0.3, 0.4, 0.5)]
-    for i, loss in enumerate(losses):
-        readout.add(loss, size=i + 1)
-    assert got == [(float(losses[i]), i + 1) for i in range(3)]  # read at the third
-    assert len(readout) == 2
-    readout.flush()
+    sizes = [2, 2, 1, 2, 2]  # groups of two steps, one of one
+    for loss, size in zip(losses[:2], sizes[:2], strict=True):
+        readout.add(loss, size)
+    assert got == []  # nothing read before the third
+    assert readout.take_group() == float(losses[0]) / 2 + float(losses[1]) / 2  # reads now
+    readout.add(losses[2], sizes[2])
+    readout.add(losses[3], sizes[3])
+    readout.add(losses[4], sizes[4])  # the third queued: read
+    assert readout.take_group() == float(losses[2]) + (float(losses[3]) + float(losses[4])) / 2
     readout.flush()  # nothing queued: nothing read
-    # the same Python floats as float(loss), each read once, three at a time
-    assert got == [(float(loss), i + 1) for i, loss in enumerate(losses)]
-    assert stacks == [3, 2]
+    # the same Python floats as float(loss), each read once, summed in order
+    values = [float(loss) for loss in losses]
+    assert got == values
+    total = 10.0
+    for v in values:
+        total += v
+    assert readout.total == total
+    assert stacks == [2, 3]
+    assert len(readout) == 0
 
 
 def test_the_interval_is_one_on_the_cpu_and_a_group_elsewhere():
     assert readout_interval(torch.device("cpu")) == 1
     assert readout_interval(torch.device("cuda", 0)) == GPU_READOUT_INTERVAL > 1
     with pytest.raises(ValueError, match="every must be an integer >= 1; got 0"):
-        LossReadout(0, lambda value, size: None)
+        LossReadout(0, lambda value: None)
 
 
 def test_a_run_reading_every_fourth_step_equals_the_run_reading_every_step(tmp_path,
