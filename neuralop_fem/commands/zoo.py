@@ -37,7 +37,7 @@ def _zoo_dir(parser: argparse.ArgumentParser, *, output: bool, nested: bool = Tr
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``zoo`` subcommand (``list``, ``show``, ``add``) to ``subparsers``."""
+    """Add the ``zoo`` subcommand (``list``, ``show``, ``add``, ``verdict``) to ``subparsers``."""
     p = subparsers.add_parser(
         "zoo", help="list, show and add the trained surrogates shipped with the package",
         description="The model zoo: trained surrogates shipped with the package. Without a "
@@ -71,6 +71,15 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      help="device of the evaluation: auto (default), cpu, cuda, cuda:K")
     add.add_argument("--overwrite", action="store_true", help="replace an entry of that name")
     _zoo_dir(add, output=True)
+    verdict = sub.add_parser(
+        "verdict", help="replace a model's fair verdict by that of a compare report",
+        description="Replace the fair verdict in the card of the zoo model NAME by that of "
+        "REPORT_DIR, written by `neuralop-fem compare zoo:NAME` (or `compare DIR/NAME` for "
+        "--zoo-dir DIR); the weights and test errors stay as they are.")
+    verdict.add_argument("name", metavar="NAME", help="a model name (or zoo:NAME)")
+    verdict.add_argument("--report", type=input_dir, required=True, metavar="REPORT_DIR",
+                         help="a `neuralop-fem compare` report of this model")
+    _zoo_dir(verdict, output=False)
     return p
 
 
@@ -131,11 +140,23 @@ def _add(args: argparse.Namespace) -> int:
     return _show(args.name, target.parent)
 
 
+def _verdict(args: argparse.Namespace) -> int:
+    from ..zoo import PREFIX
+    from ..zoo.pack import replace_verdict
+
+    name = args.name.removeprefix(PREFIX)
+    target = replace_verdict(name, args.report, args.zoo_dir)
+    sys.stdout.write(f"replaced the fair verdict of {name}: {target / 'card.json'}\n")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem zoo``; return the exit status."""
     command = args.zoo_command or "list"
     if command == "add":
         return _add(args)
+    if command == "verdict":
+        return _verdict(args)
     if command == "show":
         return _show(args.name, args.zoo_dir)
     return _list(args.zoo_dir)

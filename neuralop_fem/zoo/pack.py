@@ -20,7 +20,7 @@ from ..errors import ConfigError, RunDirectoryError
 from . import CARD, CARD_MD, ENTRIES, RUN_JSON, WEIGHTS
 from .card import CARD_FORMAT, generate_command, render_markdown, train_command
 
-__all__ = ["add_to_zoo", "read_verdict"]
+__all__ = ["add_to_zoo", "read_verdict", "replace_verdict"]
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 #: Attributes of a ``compare`` report's ``comparison.nc`` kept in the card's fair verdict.
@@ -262,3 +262,32 @@ def _card(name: str, info: dict[str, Any], data: dict[str, Any], errors: list[di
         "fair_verdict": verdict,
         "packed": {"neuralop_fem_version": __version__},
     }
+
+
+def replace_verdict(name: str, report: str | os.PathLike[str],
+                    root: str | os.PathLike[str] | None = None) -> Path:
+    """Replace the fair verdict of the zoo model ``name`` by that of ``report``, a
+    ``neuralop-fem compare zoo:NAME`` report directory (``compare DIR/NAME`` for another zoo),
+    and write its card again (``card.json``, ``card.md``); weights, run record and test errors
+    stay as they are. Returns the entry's directory.
+
+    Raises
+    ------
+    ConfigError
+        An unknown name, or a report that is not a comparison of this entry with a verdict.
+    """
+    from ..files import write_text_atomic
+    from ..training.checkpoint import write_json
+    from . import entry_dir, read_entry_card
+
+    target = entry_dir(_check_name(name), root)
+    card = read_entry_card(target)
+    if card is None:
+        msg = f"the zoo entry {target} has no readable {CARD}; pack it again with `zoo add`."
+        raise ConfigError(msg)
+    card = {**card, "fair_verdict": read_verdict(report, target)}
+    write_json(card, target / CARD)
+    outside = None if target.parent.resolve() == ENTRIES.resolve() else str(
+        target.parent.resolve())
+    write_text_atomic(target / CARD_MD, render_markdown(card, zoo_dir=outside))
+    return target
