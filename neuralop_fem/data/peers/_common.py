@@ -287,24 +287,35 @@ def grid_convention(problem: str, *, source: str, relabelled: bool,
     return attrs
 
 
+#: Relative tolerance (of the final time) under which two times of a peer's file are one.
+TIME_RTOL = 1e-6
+
+
 def trajectory_of(u0: np.ndarray, u: np.ndarray, u_t: np.ndarray | None,
                   time: np.ndarray | None, final_time: float
                   ) -> tuple[np.ndarray, np.ndarray]:
     """The full trajectory (``t = 0`` first, the final time last) and its times.
 
-    ``u_t`` at ``time`` gets ``u0`` prepended when ``time[0] != 0`` and ``u`` appended when
-    ``time[-1] != final_time``; without ``u_t`` the trajectory is ``[u0, u]`` at ``[0, T]``.
+    ``u_t`` at ``time`` gets ``u0`` prepended when ``time[0]`` is not 0 and ``u`` appended
+    when ``time[-1]`` is not ``final_time``, each up to :data:`TIME_RTOL` of ``final_time``;
+    without ``u_t`` the trajectory is ``[u0, u]`` at ``[0, T]``.
     """
     if u_t is None or time is None:
         return np.stack([u0, u], axis=1), np.array([0.0, final_time])
     parts, times = [u_t], [np.asarray(time, dtype=np.float64)]
-    if times[0][0] != 0.0:
+    # Times equal up to the round-off of their storage are one time: a peer's times are often
+    # float32 or sums of steps (1e-7 relative at worst), output frames lie far further apart
+    # than 1e-6 of the final time, so a stored 0.99999994 is the final time, not a frame before.
+    tol = TIME_RTOL * abs(final_time)
+    if abs(times[0][0]) > tol:
         parts.insert(0, u0[:, None])
         times.insert(0, np.array([0.0]))
-    if times[-1][-1] != final_time:
+    if abs(times[-1][-1] - final_time) > tol:
         parts.append(u[:, None])
         times.append(np.array([final_time]))
-    return np.concatenate(parts, axis=1), np.concatenate(times)
+    t = np.concatenate(times)
+    t[0], t[-1] = 0.0, final_time  # the stored ends, up to round-off: the exact ones
+    return np.concatenate(parts, axis=1), t
 
 
 def build_dataset(problem: str, fields: Mapping[str, Field], *, attrs: Mapping[str, object],
