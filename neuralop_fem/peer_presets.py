@@ -14,7 +14,11 @@ provenance); ``neuralop-fem export --format FORMAT`` then writes them in the pee
   booleans by default), so that export writes their boolean ``x``; forcing 2.5. Their files
   record neither the phase values nor the forcing: the ratio 20 and the forcing 2.5 (times
   the high phase) fit their 16 x 16 labels best (``benchmarks/results/neuralop_phases.md``).
-  ``--resolution 32`` gives their test grid.
+  ``--resolution 32`` gives their test grid. Its training presets (:attr:`PeerPreset.train_presets`)
+  ``darcy-fno-neuralop`` and ``darcy-galerkin-neuralop`` are tuned for data of its size
+  (1000 samples at 16 x 16): ``neuralop-fem train --preset darcy-fno-neuralop`` on their
+  imported ``darcy_train_16.pt`` or on data generated ``--like neuralop-darcy``
+  (``benchmarks/results/peers.md`` compares them with their example FNO).
 * ``pdebench-darcy``: PDEBench's 2D Darcy files (``2D_DarcyFlow_beta{beta}_Train.hdf5``):
   ``128 x 128`` cell centres ``(i + 1/2)/n``, coefficient values 1 and 0.1, forcing
   ``beta = 1`` (``--forcing`` gives another beta: they publish 0.01 to 100).
@@ -59,6 +63,9 @@ class PeerPreset:
         A file name in the peer's convention (the PDEBench loader reads the forcing from it).
     summary
         One line for ``--help``.
+    train_presets
+        Training presets (:data:`neuralop_fem.models.PRESETS` names) tuned for data of this
+        size and grid, best first; empty where none is.
     """
 
     name: str
@@ -68,6 +75,7 @@ class PeerPreset:
     export_format: str
     file_name: str
     summary: str
+    train_presets: tuple[str, ...] = ()
 
 
 _HIGH, _LOW = NEURALOP_PHASE_VALUES
@@ -79,7 +87,8 @@ PEER_PRESETS: Mapping[str, PeerPreset] = MappingProxyType({p.name: p for p in (
         settings={"grid": "half-open", "contrast_high": _HIGH, "contrast_low": _LOW,
                   "forcing": 2.5},
         export_format="neuralop", file_name="darcy_train_16.pt",
-        summary="neuraloperator's small Darcy set: 16 x 16 points i/n, phases 1 / 0.05, f = 2.5"),
+        summary="neuraloperator's small Darcy set: 16 x 16 points i/n, phases 1 / 0.05, f = 2.5",
+        train_presets=("darcy-fno-neuralop", "darcy-galerkin-neuralop")),
     PeerPreset(
         name="pdebench-darcy", problem="darcy", resolution=128,
         settings={"grid": "cell-centred", "contrast_high": 1.0, "contrast_low": 0.1,

@@ -317,10 +317,19 @@ class TrainConfig(FrozenConfig):
 #: peak lr (lr 1e-3 over 200+ epochs diverged) and H1 weight 0.5, each at the best epoch budget
 #: measured so far for that model (FNO: 300 epochs were worse than 200 on both seeds).
 _LONG = {"lr_max": 5e-4, "gamma": 0.5}
+_NEURALOP = {"resolution": None, "batch_size": 32, "eval_batch_size": 64, "n_train": 950,
+             "n_val": 49, "n_test": 1, "amp": "none"}
 _RECIPES: dict[str, dict[str, Any]] = {
     "burgers-galerkin-long": {**_LONG, "epochs": 400},
     "burgers-fourier-long": {**_LONG, "epochs": 300},
     "burgers-fno-long": {**_LONG, "epochs": 200},
+    # neuraloperator's small Darcy set (models/presets.py, ``*-neuralop``): the file's 16 x 16
+    # grid, 950 training and 49 validation samples of their 1000 (their test files are
+    # separate: one sample stays as the in-file test), batches of 32, float32 on any CPU (bf16
+    # was no faster for models this small), each at the epoch count after which its
+    # validation curve stopped improving (benchmarks/results/peers.md).
+    "darcy-fno-neuralop": {**_NEURALOP, "lr_max": 5e-3, "epochs": 15},
+    "darcy-galerkin-neuralop": {**_NEURALOP, "lr_max": 2e-3, "epochs": 40},
 }
 
 

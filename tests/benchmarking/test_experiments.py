@@ -70,11 +70,31 @@ def test_the_phase_fit_finds_the_phases_that_made_the_labels():
 
 def test_the_peer_table_shows_a_row_or_why_it_is_missing():
     rows = {"theirs": {"error": "not run: no neuralop"},
-            "ours": {"epochs": 1, "train_cpu_s": 3.0, "darcy_test_16": {"rel_l2": 0.1},
-                     "darcy_test_32": {"rel_l2": 0.2}}}
-    text = peers.markdown(rows, RECORD)
-    assert "| theirs | - | not run: no neuralop | | |" in text
-    assert "| ours | 1 | 0.1000 | 0.2000 | 3 |" in text
+            "ours": {"epochs": 4, "best_epoch": 3, "parameters": 1234, "train_cpu_s": 3.0,
+                     "darcy_test_16": {"rel_l2": 0.1}, "darcy_test_32": {"rel_l2": 0.2}}}
+    text = peers.markdown(rows, RECORD, peer="theirs")
+    assert "| theirs | - | - | not run: no neuralop | | | |" in text
+    assert "| ours | 4 (3) | 1,234 | 0.1000 | 0.2000 | - | 3 |" in text
+    rows["ours"]["darcy_test_32"]["rel_l2_resample"] = 0.25
+    assert "| ours | 4 (3) | 1,234 | 0.1000 | 0.2000 | 0.2500 | 3 |" in peers.markdown(
+        rows, RECORD, peer="theirs")
+    assert "theirs did not run in this benchmark: no verdict." in text
+
+
+def test_the_verdict_names_each_win_and_each_miss():
+    def row(e16, e32, cpu):
+        return {"epochs": 1, "train_cpu_s": cpu, "darcy_test_16": {"rel_l2": e16},
+                "darcy_test_32": {"rel_l2": e32}}
+
+    rows = {peers.THEIRS: row(0.11, 0.14, 47.0), "a": row(0.09, 0.15, 40.0),
+            "b": row(0.12, 0.13, 50.0)}
+    lines = peers.verdict(rows)
+    assert lines == [
+        "* a: beats theirs at 16 (0.0900 vs 0.1100), MISSES theirs at 32 (0.1500 vs 0.1400), "
+        "in less CPU training time (40 vs 47 s).",
+        "* b: MISSES theirs at 16 (0.1200 vs 0.1100), beats theirs at 32 (0.1300 vs 0.1400), "
+        "in MORE CPU training time (50 vs 47 s).",
+    ]
 
 
 @pytest.mark.slow
@@ -88,9 +108,11 @@ def test_our_preset_on_neuraloperators_files(tmp_path):
                    tmp_path / f"{name}.pt")
     files = peers.import_files(tmp_path, tmp_path)
     assert sorted(files) == sorted(peers.FILES)
-    row = peers.ours("darcy-fno", files, tmp_path, 1)
+    row = peers.ours("darcy-fno-neuralop", files, tmp_path, epochs=1)
     assert row["epochs"] == 1
+    assert row["dirichlet_edges"] == [True, False]  # their last row and column are interior
     assert math.isfinite(row["darcy_test_32"]["rel_l2"])
+    assert math.isfinite(row["darcy_test_32"]["rel_l2_resample"])
 
 
 def test_the_training_budget_and_the_fair_table(tmp_path):
