@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 
 from ._options import (
     check_indices,
@@ -82,6 +83,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "speed-up")
     p.add_argument("--device", type=device, default=None,
                    help="surrogate device: auto, cpu, cuda or cuda:K (default: cuda if present)")
+    p.add_argument("--solver-device", dest="solver_device", type=_solver_device, default=None,
+                   metavar="D",
+                   help="forward runs: also time the solver's torch twins (the ladder's spectral "
+                        "Burgers and FD Darcy rungs) on D and place the surrogate against them, "
+                        "like for like: cpu, cuda, cuda:K or none (default: the surrogate's "
+                        "device when it is a GPU, else none)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the report an earlier run wrote in REPORT_DIR")
 
@@ -100,6 +107,14 @@ def _budget(text: str) -> float | None:
     return value
 
 
+def _solver_device(text: str) -> str:
+    """``--solver-device``: cpu, cuda, cuda:K or none."""
+    if text in ("cpu", "cuda", "none") or re.fullmatch(r"cuda:\d+", text):
+        return text
+    msg = f"must be cpu, cuda, cuda:K or none; got {text!r}"
+    raise argparse.ArgumentTypeError(msg)
+
+
 def _check(args: argparse.Namespace) -> None:
     """The paths and device, before anything is loaded or solved."""
     check_run_dir(args.run_dir)
@@ -110,6 +125,18 @@ def _check(args: argparse.Namespace) -> None:
         from ..training.distributed import resolve_device
 
         resolve_device(args.device)
+    if args.solver_device not in (None, "none", "cpu"):
+        import torch  # heavy: only when a GPU is named
+
+        index = int(args.solver_device.partition(":")[2] or 0)
+        if index >= (torch.cuda.device_count() if torch.cuda.is_available() else 0):
+            from ..errors import UsageError
+
+            msg = (f"argument --solver-device: must be an available device; got "
+                   f"{args.solver_device!r} but this machine has "
+                   f"{torch.cuda.device_count() if torch.cuda.is_available() else 0} CUDA "
+                   "device(s).")
+            raise UsageError(msg)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
             linear_solver=args.linear_solver, maxiter=args.maxiter, max_samples=args.max_samples,
             warm_start=args.warm_start, snap_warm_start=args.snap_warm_start, device=args.device,
             ladder=args.ladder, ladder_budget=args.ladder_budget, overwrite=args.overwrite,
+            solver_device=args.solver_device,
         )
     logging.getLogger("neuralop_fem").info("report written to %s", args.out)
     print(result["text"], end="")

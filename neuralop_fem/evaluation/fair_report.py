@@ -9,7 +9,7 @@ import xarray as xr
 
 from .fair import busy_note
 
-__all__ = ["fmt", "ladder_lines"]
+__all__ = ["device_ladder_lines", "fmt", "ladder_lines"]
 
 
 def fmt(v: float) -> str:
@@ -67,4 +67,29 @@ def ladder_lines(ds: xr.Dataset) -> list[str]:
     note = busy_note(float(a.get("cpu_load_1min", np.nan)), int(a.get("cpu_count", 1)))
     if note:
         lines += ["", note]
+    return lines + device_ladder_lines(ds)
+
+
+def device_ladder_lines(ds: xr.Dataset) -> list[str]:
+    """The like-for-like part (:mod:`.fair_device`): the twins' ladder on the surrogate's
+    device (or the one asked for), its table and verdicts; nothing when it was not measured."""
+    a = ds.attrs
+    if "verdict_device" not in a:
+        return []
+    lines = ["", "### The solver's torch twins on the same device", "",
+             f"The same rungs solved by the solver's torch twins ({a['fair_device']}), "
+             f"{a.get('fair_device_where', '')}; errors against the same truth.", "",
+             "| rung | rel. L2 (mean) | ms per sample, batch | ms, one per call |",
+             "|---|---|---|---|"]
+    err, t = ds["device_ladder_rel_l2"].values, ds["device_ladder_time"].values
+    t1 = ds["device_ladder_time_batch1"].values if "device_ladder_time_batch1" in ds else None
+    for i, label in enumerate(ds["device_rung"].values):
+        one = f"{1e3 * t1[i].mean():.3g}" if t1 is not None else "n/a"
+        lines.append(f"| {label} | {err[i].mean():.2e} | {1e3 * t[i].mean():.3g} | {one} |")
+    lines += ["", a["verdict_device"]]
+    if "verdict_device_batch1" in a:
+        lines += ["", a["verdict_device_batch1"]]
+    if a.get("fair_device_missing_rungs"):
+        lines += ["", f"Rungs without a torch twin (not measured there): "
+                      f"{a['fair_device_missing_rungs']}."]
     return lines

@@ -61,6 +61,10 @@ def summary_markdown(ds: xr.Dataset, *, title: str = "Surrogate vs solver",
     """
     a = ds.attrs
     lines = [f"# {title}", ""]
+    if "verdict_device" in a and str(a.get("fair_device")).startswith("cuda"):
+        # like for like first: the solver's twin on the surrogate's GPU (on a CPU the numpy
+        # solver on one thread is the like-for-like figure; the twin's is in its section)
+        lines += [a["verdict_device"], ""]
     if "verdict" in a:
         lines += [a["verdict"], ""]
     lines += [usability(float(a.get("rel_l2_mean", np.nan))), ""]

@@ -22,6 +22,7 @@ from ..surrogate.observations import sample_fields
 from .break_even import surrogate_cost
 from .comparison import compare
 from .fair import machine_load, torch_threads
+from .fair_device import add_device_verdict, twin_device, twin_rungs
 from .report import write_report
 from .seen import seen_in_training, warn_if_seen
 
@@ -99,7 +100,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
                 snap_warm_start: bool = False,
                 device: str | torch.device | None = None, ladder: object = True,
                 timing_repeats: int = 1, workers: int | None = None,
-                ladder_budget: float | None = 2.0, overwrite: bool = False) -> dict[str, Any]:
+                ladder_budget: float | None = 2.0, overwrite: bool = False,
+                solver_device: str | None = None) -> dict[str, Any]:
     """Load the run, select samples of ``data``, compare, and write the report into ``out``.
 
     The dataset's inputs are strided to the model grid when the file is finer (as in
@@ -133,7 +135,10 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     rung measured within the cap gets a lower bound on its speed-up (status "at least the
     finest rung measured"). On a CPU the surrogate runs on one
     torch thread for the report's own timings, like the solver's one process (the fair
-    verdict adds all cores).
+    verdict adds all cores). ``solver_device``: where the solver's torch twins
+    (:mod:`~neuralop_fem.evaluation.fair_device`) are timed for the like-for-like verdict of
+    a forward run (default: the surrogate's device when it is a GPU, else none; ``"cpu"``:
+    on this CPU; ``"none"``: nowhere).
 
     Returns
     -------
@@ -216,7 +221,8 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
             if ladder is not False and (on_nodes or problem.periodic):
                 _fair(result, ds, idx, sel, problem, reference, sur, inputs, ladder,
                       workers=(os.cpu_count() or 1) if workers is None else int(workers),
-                      ladder_budget=ladder_budget)
+                      ladder_budget=ladder_budget,
+                      twins=twin_device(sur.device, solver_device))
     seen_note = warn_if_seen(seen, int(idx.size))  # after the comparison: an error comes alone
     result.attrs.update(cpu_load_1min=load, cpu_count=cpus, seen_in_training=seen["train"],
                         seen_in_validation=seen["val"], seen_warning=seen_note or "")
@@ -267,8 +273,10 @@ def _budget(result: xr.Dataset, factor: float | None) -> float | None:
 
 def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[str, slice],
           problem: Any, reference: Solver, sur: Surrogate, inputs: Any, ladder: object, *,
-          workers: int, ladder_budget: float | None) -> None:
-    """The ladder, its front and the surrogate's place on it, added to ``result``."""
+          workers: int, ladder_budget: float | None, twins: str | None = None) -> None:
+    """The ladder, its front and the surrogate's place on it, added to ``result``; with
+    ``twins`` (a device) also the solver's torch twins' ladder on it and the like-for-like
+    verdict (:mod:`.fair_device`)."""
 
     from ..data.io import reading
     from ..metrics import relative_l2
@@ -288,6 +296,14 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
                                    budget_s=_budget(result, ladder_budget))
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1),
                 cost=surrogate_cost(sur.run_info, ds))
+    if twins is not None:
+        on_device, missing = twin_rungs(rungs, twins)
+        if on_device:
+            twin_ladder = measure_ladder(on_device, fine, truth, problem=problem, workers=1,
+                                         bracket=(float(errors.mean()), timing["time"]),
+                                         budget_s=_budget(result, ladder_budget))
+            add_device_verdict(result, twin_ladder, errors, timing, device=twins,
+                               missing=missing)
 
 
 def _surrogate_timing(sur: Surrogate, values: NDArray[np.float64],
