@@ -87,6 +87,7 @@ def theirs(data_dir: Path, epochs: int, seed: int) -> dict[str, Any]:
     """Their example FNO and training settings (n_modes 8, 24 channels, AdamW lr 1e-2, cosine
     schedule, batch 64, H1 loss on the normalised output) on their files; needs the
     ``neuralop`` package (ImportError without it)."""
+    import neuralop
     import torch
     from neuralop.data.transforms.normalizers import UnitGaussianNormalizer
     from neuralop.losses import H1Loss
@@ -116,7 +117,8 @@ def theirs(data_dir: Path, epochs: int, seed: int) -> dict[str, Any]:
             opt.step()
         sched.step()
     out: dict[str, Any] = {"epochs": epochs, "train_cpu_s": time.process_time() - t0,
-                           "parameters": sum(p.numel() for p in model.parameters())}
+                           "parameters": sum(p.numel() for p in model.parameters()),
+                           "neuraloperator": str(getattr(neuralop, "__version__", "unknown"))}
     model.eval()
     for name in _TESTS:
         xt, yt = load(name)
@@ -143,6 +145,8 @@ def markdown(rows: dict[str, Any], record: dict[str, Any], *, peer: str = THEIRS
         if "error" in row:
             lines.append(f"| {name} | - | - | {row['error']} | | | |")
             continue
+        if "neuraloperator" in row:
+            name = f"{name}, neuraloperator {row['neuraloperator']}"
         best = f" ({row['best_epoch']})" if "best_epoch" in row else ""
         via = row["darcy_test_32"].get("rel_l2_resample")
         lines.append(f"| {name} | {row['epochs']}{best} | {row.get('parameters', 0):,} | "
@@ -165,8 +169,11 @@ def verdict(rows: dict[str, Any], peer: str = THEIRS) -> list[str]:
         parts = []
         for key, label in (("darcy_test_16", "at 16"), ("darcy_test_32", "at 32")):
             a, b = row[key]["rel_l2"], them[key]["rel_l2"]
+            via = row[key].get("rel_l2_resample")
+            note = ("" if via is None else f"; through the 16 x 16 grid {via:.4f}, "
+                    f"{'below' if via < b else 'above'} theirs")
             parts.append(f"{'beats' if a < b else 'MISSES'} theirs {label} "
-                         f"({a:.4f} vs {b:.4f})")
+                         f"({a:.4f} vs {b:.4f}{note})")
         a, b = row["train_cpu_s"], them["train_cpu_s"]
         parts.append(f"{'in less' if a <= b else 'in MORE'} CPU training time "
                      f"({a:.0f} vs {b:.0f} s)")

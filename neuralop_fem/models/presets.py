@@ -72,7 +72,7 @@ PRESETS: dict[str, ModelConfig] = {
 #: ``"neuralop-darcy"``), with its recipe in ``training/config.py`` (``_RECIPES``) and the
 #: measurements in ``benchmarks/results/peers.md``. The FNO keeps 5 Fourier modes per axis of
 #: the 16-point grid's 8 (5 and 6 generalised to their 32 x 32 test grid better than 8: 0.118
-#: against 0.129 to 0.133) with half the paper's projection width; the Galerkin transformer is
+#: and 0.116 against 0.129) with half the paper's projection width; the Galerkin transformer is
 #: a smaller one (64 wide, 3 layers) on a coarse grid of half the points.
 PRESETS.update({
     "darcy-fno-neuralop": FNO2dConfig(width=32, modes=5, projection=64),

@@ -88,10 +88,11 @@ def test_the_verdict_names_each_win_and_each_miss():
 
     rows = {peers.THEIRS: row(0.11, 0.14, 47.0), "a": row(0.09, 0.15, 40.0),
             "b": row(0.12, 0.13, 50.0)}
+    rows["a"]["darcy_test_32"]["rel_l2_resample"] = 0.135
     lines = peers.verdict(rows)
     assert lines == [
-        "* a: beats theirs at 16 (0.0900 vs 0.1100), MISSES theirs at 32 (0.1500 vs 0.1400), "
-        "in less CPU training time (40 vs 47 s).",
+        "* a: beats theirs at 16 (0.0900 vs 0.1100), MISSES theirs at 32 (0.1500 vs 0.1400; "
+        "through the 16 x 16 grid 0.1350, below theirs), in less CPU training time (40 vs 47 s).",
         "* b: MISSES theirs at 16 (0.1200 vs 0.1100), beats theirs at 32 (0.1300 vs 0.1400), "
         "in MORE CPU training time (50 vs 47 s).",
     ]
