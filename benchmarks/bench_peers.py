@@ -1,22 +1,11 @@
 """Our presets on neuraloperator's small Darcy set, beside their example FNO, same data and CPU.
 
-The data are neuraloperator's ``darcy_train_16.pt`` (1000 samples, 16 x 16), ``darcy_test_16.pt``
-and ``darcy_test_32.pt`` (50 each; their repository, ``neuralop/data/datasets/data``). They go
-through ``import_neuralop`` (boolean phases -> the default phase values; the points ``x_i = i/n``
-recorded, so our models pin only the first row and column of the prediction). Our presets tuned
-for this size of data (``darcy-*-neuralop``: models/presets.py, the ``neuralop-darcy`` family of
-:mod:`neuralop_fem.peer_presets`) train with ``neuralop-fem train --preset NAME`` as they stand:
-950 training samples, 49 validation samples that pick the best epoch, each preset's epoch
-count. They are evaluated on the two test files with ``evaluate_run``, each model fed the
-file's own grid (at 32 the 32 x 32 data, as their FNO is; ``rel_l2_resample`` in the JSON is the
-error through the 16 x 16 training grid instead). Where the ``neuralop`` package imports, their
-example's FNO (``examples/models/plot_FNO_darcy.py``: n_modes 8, 24 channels, projection ratio
-2, AdamW lr 1e-2 weight decay 1e-4, cosine schedule T_max 30, batch 64, H1 training loss on the
-normalised output, 15 epochs) is trained on all 1000 samples by this script and evaluated on
-the same files with the same metric (mean relative L2 = PDEBench's nRMSE), in the same process
-on the same thread.
-
-Writes ``results/peers.{json,md}`` (the measurements: :mod:`neuralop_fem.benchmarking.peers`).
+Their ``darcy_train_16.pt``, ``darcy_test_16.pt`` and ``darcy_test_32.pt`` (their repository,
+``neuralop/data/datasets/data``) are imported; the ``neuralop-darcy`` family of presets
+(:mod:`neuralop_fem.peer_presets`) trains as it stands and is evaluated on the test files fed
+directly; their example FNO (``examples/models/plot_FNO_darcy.py``'s model and settings) trains
+in the same process where the ``neuralop`` package imports. What is measured and how:
+:mod:`neuralop_fem.benchmarking.peers` (``ours``, ``theirs``). Writes ``results/peers.{json,md}``.
 Usage::
 
     python benchmarks/bench_peers.py --data-dir DIR [--epochs 15] [--presets A,B] [--seed S]
