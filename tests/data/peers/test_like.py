@@ -20,6 +20,7 @@ from neuralop_fem.data import load_dataset
 from neuralop_fem.data.peers.neuralop import DEFAULT_PHASE_VALUES
 from neuralop_fem.errors import ConfigError
 from neuralop_fem.peer_presets import PEER_PRESETS, get_preset, like_config
+from neuralop_fem.training import training_preset
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -154,3 +155,15 @@ def test_generate_help_lists_the_presets_without_importing_xarray(tmp_path):
     flat = "".join(proc.stdout.split())  # argparse wraps lines at hyphens
     for name in PEER_PRESETS:
         assert f"{name}:" in flat
+
+
+def test_a_peer_presets_training_family_trains_on_data_of_its_size():
+    preset = get_preset("neuralop-darcy")
+    assert preset.train_presets == ("darcy-fno-neuralop", "darcy-galerkin-neuralop")
+    for name in preset.train_presets:
+        config = training_preset(name)
+        assert config.task == preset.problem
+        assert config.resolution is None  # the file's grid: 16 here, 32 for their test grid
+        # their training file holds 1000 samples
+        assert config.n_train + config.n_val + config.n_test <= 1000
+    assert get_preset("pdebench-darcy").train_presets == ()
