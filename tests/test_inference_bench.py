@@ -15,9 +15,10 @@ import torch
 
 from neuralop_fem.benchmarking import inference
 from neuralop_fem.data import load_dataset
+from neuralop_fem.data.datasets import DarcyInverseDataset
 from neuralop_fem.gpu_campaign.inference import goal_rows
 from neuralop_fem.surrogate import Surrogate
-from tests._surrogate_fixtures import darcy_run
+from tests._surrogate_fixtures import darcy_run, inverse_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CAMPAIGN = ROOT / "benchmarks" / "gpu" / "campaign.py"
@@ -137,3 +138,14 @@ def test_inference_stage_rehearsal(tmp_path):
     md = (out / "inference.md").read_text()
     assert "## Environment" in md
     assert "campaign.py inference --rehearse" in md
+
+
+def test_fresh_inverse_targets_are_the_training_targets(tmp_path):
+    """An inverse model's fresh outputs are pooled like DarcyInverseDataset's targets."""
+    run, data, _ = inverse_run(tmp_path, epochs=1)
+    sur = Surrogate.load(run, device="cpu")
+    ds = load_dataset(data)
+    _, coarse = inference.fresh_samples(sur, ds)
+    want = DarcyInverseDataset(ds, n_fine=sur.resolution, n_coarse=sur.output_resolution)
+    # the dataset's targets are float32 tensors: float32 rounding
+    np.testing.assert_allclose(coarse[3], want[3]["target"][..., 0].numpy(), rtol=1e-6)

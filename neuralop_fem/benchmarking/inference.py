@@ -36,14 +36,15 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from ..data.generation import generate_samples
 from ..data.generation.config import config_class
+from ..data.subsample import average_pool_nodes
 from ..surrogate import Surrogate
 from ..surrogate.inference import PRECISIONS, inference_forward, precision_context
 from ..surrogate.observations import sample_fields
 from ..zoo import available
 
-__all__ = ["CPU_BATCHES", "GOAL_BATCH", "GOAL_OVERHEAD", "GPU_BATCHES", "Plan",
-           "forward_flops", "fresh_dataset", "fresh_samples", "markdown", "matmul_peak", "measure",
-           "precision_rows", "speed_rows", "threads", "zoo_models"]
+__all__ = ["CPU_BATCHES", "GOAL_BATCH", "GOAL_OVERHEAD", "GPU_BATCHES", "Plan", "compile_row",
+           "forward_flops", "fresh_dataset", "fresh_samples", "markdown", "matmul_peak",
+           "measure", "precision_rows", "speed_rows", "threads", "zoo_models"]
 
 CPU_BATCHES = (1, 16, 128)
 GPU_BATCHES = (1, 16, 128, 1024)
@@ -139,12 +140,20 @@ def fresh_dataset(card: dict[str, Any], samples: int, *,
 
 
 def fresh_samples(sur: Surrogate, ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
-    """(inputs, true outputs) of every sample of ``ds`` (:func:`fresh_dataset`) on ``sur``'s
-    grid; an inverse model's inputs carry its training noise and its outputs are the true
-    coefficient on the observation grid
-    (:func:`~neuralop_fem.surrogate.observations.sample_fields`)."""
+    """(inputs, true outputs) of every sample of ``ds`` (:func:`fresh_dataset`) as the model's
+    training saw them (:func:`~neuralop_fem.surrogate.observations.sample_fields`): strided to
+    the model grid; for an inverse model the observations carry its training noise and the
+    output is its training target, the coefficient average-pooled from the file's grid to the
+    observation grid and again to the model's output grid
+    (:class:`~neuralop_fem.data.datasets.DarcyInverseDataset`)."""
     inputs, outputs = sample_fields(sur, ds, np.arange(int(ds.sizes["sample"])))
-    return np.asarray(inputs.values), np.asarray(outputs.values)
+    if not sur.spec.inverse:
+        return np.asarray(inputs.values), np.asarray(outputs.values)
+    full = np.asarray(ds[sur.spec.output_name].values, dtype=np.float64)
+    fine = average_pool_nodes(full, factor=sur.spec.stride(full.shape[-1], sur.resolution))
+    coarse = average_pool_nodes(fine, factor=sur.spec.stride(sur.resolution,
+                                                               sur.output_resolution))
+    return np.asarray(inputs.values), coarse
 
 
 def _tile(inputs: np.ndarray, batch: int) -> np.ndarray:
@@ -211,10 +220,9 @@ def _rel_l2(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
 def precision_rows(sur: Surrogate, inputs: np.ndarray, truth: np.ndarray, *,
                    precisions: Sequence[str], batch: int = 16, repeats: int = 3,
                    min_time: float = 0.2) -> list[dict[str, Any]]:
-    """Per precision: mean relative L2 error against ``truth`` (for an inverse model on its
-    output grid: the true coefficient strided to it, the training target), the mean relative
-    deviation from the float32 prediction, and forward samples/s at ``batch``. ``precisions``
-    must start with ``"float32"``."""
+    """Per precision: mean relative L2 error against ``truth`` (on the model's output grid,
+    else strided to it), the mean relative deviation from the float32 prediction, and forward
+    samples/s at ``batch``. ``precisions`` must start with ``"float32"``."""
     if tuple(precisions[:1]) != ("float32",):
         msg = f"`precisions` must start with 'float32'; got {list(precisions)}."
         raise ValueError(msg)
@@ -252,6 +260,33 @@ def precision_rows(sur: Surrogate, inputs: np.ndarray, truth: np.ndarray, *,
         row["cost_share"] = row["cost"] / base
         row["speedup"] = row["forward_samples_per_s"] / rows[0]["forward_samples_per_s"]
     return rows
+
+
+def compile_row(sur: Surrogate, inputs: np.ndarray, *, batch: int = 16, repeats: int = 5,
+                min_time: float = 0.3) -> dict[str, Any]:
+    """The bare forward pass at ``batch`` eager and under :func:`torch.compile` (default mode):
+    least wall and CPU seconds per call of each (interleaved), the first compiled call's
+    seconds, and the largest relative deviation of the compiled output."""
+    x = torch.as_tensor(_tile(inputs, batch)[..., None], dtype=sur.dtype).to(sur.device)
+    compiled = torch.compile(sur.operator)
+    with torch.inference_mode():
+        ref = sur.operator(x)
+        _sync(sur.device)
+        t0 = time.perf_counter()
+        out = compiled(x)
+        _sync(sur.device)
+        first = time.perf_counter() - t0
+        eager = (np.inf, np.inf)
+        fast = (np.inf, np.inf)
+        for _ in range(repeats):
+            e = _per_call(lambda: sur.operator(x), sur.device, repeats=1, min_time=min_time)
+            c = _per_call(lambda: compiled(x), sur.device, repeats=1, min_time=min_time)
+            eager = (min(eager[0], e[0]), min(eager[1], e[1]))
+            fast = (min(fast[0], c[0]), min(fast[1], c[1]))
+    dev = float(((out - ref).flatten(1).norm(dim=1) / ref.flatten(1).norm(dim=1)).max())
+    return {"name": sur.name, "batch": batch, "eager_s": eager[0], "eager_cpu_s": eager[1],
+            "compiled_s": fast[0], "compiled_cpu_s": fast[1], "first_call_s": first,
+            "max_deviation": dev}
 
 
 @dataclass(frozen=True)
@@ -380,7 +415,7 @@ def _f(value: Any, spec: str) -> str:
 
 
 def markdown(models: list[dict[str, Any]], peaks: dict[str, float], *,
-             notes: Sequence[str] = ()) -> list[str]:
+             notes: Sequence[str] = (), compiled: Sequence[dict[str, Any]] = ()) -> list[str]:
     """The results file's tables: speed per model, where and batch; the goal check; the
     precision table."""
     lines = ["# Inference: Surrogate.solve against the bare forward pass", "",
@@ -432,6 +467,17 @@ def markdown(models: list[dict[str, Any]], peaks: dict[str, float], *,
                 f"{r['cost']:+.2e} ({100 * r['cost_share']:+.1f} %) | "
                 f"{_f(r['forward_samples_per_s'], '.4g')} ({r['batch']}) | "
                 f"{r['speedup']:.2f} |")
+    if compiled:
+        lines += ["", "## torch.compile (default mode), bare forward pass", "",
+                  "| model | where | batch | eager ms (CPU time) | compiled ms (CPU time) | "
+                  "speed-up (CPU time) | first compiled call s | max deviation |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {c['name']} | {c.get('where', '-')} | {c['batch']} | "
+                  f"{1e3 * c['eager_s']:.3g} ({1e3 * c['eager_cpu_s']:.3g}) | "
+                  f"{1e3 * c['compiled_s']:.3g} ({1e3 * c['compiled_cpu_s']:.3g}) | "
+                  f"{c['eager_s'] / c['compiled_s']:.2f} "
+                  f"({c['eager_cpu_s'] / c['compiled_cpu_s']:.2f}) | {c['first_call_s']:.1f} | "
+                  f"{c['max_deviation']:.1e} |" for c in compiled]
     if notes:
         lines += ["", "## Notes", "", *[f"- {n}" for n in notes]]
     return lines
