@@ -18,7 +18,6 @@ from solvers import BurgersSpectralSolver, DarcyFEMSolver
 from solvers.ladder import Rung
 from tests._surrogate_fixtures import burgers_run
 
-
 #: The fixture's run trained on every sample of its file (what is measured here is timing and
 #: agreement, not generalisation).
 SEEN = pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.seen.SeenInTrainingWarning")
