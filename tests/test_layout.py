@@ -160,14 +160,16 @@ def test_benchmarks_are_drivers_of_public_code():
 
 
 def test_benchmarks_stay_thin_drivers():
-    """The CPU drivers ``benchmarks/*.py`` hold at most 1350 lines together: options, a call of
+    """The CPU drivers ``benchmarks/*.py`` are thin: options, a call of
     ``neuralop_fem.benchmarking`` (or another package function) and the results file, the
-    measurement itself in the package. ``benchmarks/gpu/`` is not counted here: the GPU
-    campaign moves into the package on its own, after which all of ``benchmarks/`` is to stay
-    under 1500 lines."""
+    measurement itself in the package. Each holds at most 110 lines, and together at most 1500
+    (1324 in 24 drivers before the inference, GPU-solver and reference-training benchmarks, 42 to
+    52 lines each). ``benchmarks/gpu/`` is not counted here: the GPU campaign moves into the
+    package on its own, after which all of ``benchmarks/`` is to stay under 1500 lines."""
     lines = {p.name: len(p.read_text().splitlines())
              for p in sorted((ROOT / "benchmarks").glob("*.py"))}
-    assert sum(lines.values()) <= 1350, lines
+    assert not {k: n for k, n in lines.items() if n > 110}, lines
+    assert sum(lines.values()) <= 1500, lines
 
 
 def test_no_test_imports_a_benchmark():
