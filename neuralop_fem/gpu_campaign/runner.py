@@ -39,7 +39,7 @@ from .outputs import (
 __all__ = ["BUDGET_S", "DRIVER", "REHEARSE_BUDGET_S", "STAGES", "main", "parser", "run"]
 
 #: The stages that run on the GPU (``wheels`` and ``unpack`` are side commands).
-STAGES = ("correctness", "throughput", "darcy", "prepare", "inference", "solvers")
+STAGES = ("correctness", "throughput", "darcy", "prepare", "inference", "solvers", "verdicts")
 #: The program a stage's results name in their commands: the driver of the documentation.
 DRIVER = ("benchmarks/gpu/campaign.py",)
 #: The first line of ``--help``.
@@ -73,7 +73,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="darcy stage: mixed precision of the runs (default none, as the paper)")
     p.add_argument("--max-epochs-this-call", dest="max_epochs_this_call", type=int,
                    help="darcy stage: at most K epochs per run in this call")
-    p.add_argument("--select", help="correctness stage: pytest -k expression")
+    p.add_argument("--select", help="correctness stage: pytest -k expression; verdicts stage: "
+                   "zoo models, comma-separated")
     p.add_argument("--commit", help="the code's git commit, recorded when the copy on the "
                    "device machine is no git checkout")
     return p
@@ -134,6 +135,8 @@ def run(argv: Sequence[str] | None = None, *, program: Sequence[str] = DRIVER) -
         from . import solvers as stage
     elif args.stage == "inference":
         from . import inference as stage
+    elif args.stage == "verdicts":
+        from . import verdicts as stage
     else:
         from . import prepare as stage
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline.t0))
