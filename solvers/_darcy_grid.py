@@ -16,17 +16,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
-from .checks import check_choice, check_optional_int, check_real, plain
+from .checks import check_choice, check_optional_int, check_real
 from .contract import (
-    Batch,
     SolveReport,
     SolverInput,
     SolverOutput,
-    as_batch,
-    check_finite,
-    ordered_values,
 )
-from .errors import ConvergenceError, InputError, ShapeError
+from .darcy_inputs import coefficient_batch, nodal_field
+from .errors import ConvergenceError
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
@@ -153,14 +150,14 @@ class _DarcyGridSolver:
         ConvergenceError
             If an iterative solve misses ``tol`` within ``maxiter`` iterations.
         """
-        batch = _coefficient_batch(inputs)
+        batch = coefficient_batch(inputs)
         a = batch.values
         n_samples, n, _ = a.shape
-        guess = _as_field(initial_guess, batch, name="initial_guess")
+        guess = nodal_field(initial_guess, batch, name="initial_guess")
         f = (
             self.forcing
             if forcing is None
-            else _as_field(forcing, batch, name="forcing", broadcast=True)
+            else nodal_field(forcing, batch, name="forcing", broadcast=True)
         )
         u = np.zeros_like(a)
         iterations = np.zeros(n_samples, dtype=np.int64)
@@ -207,7 +204,7 @@ class _DarcyGridSolver:
             ``u[1:-1, 1:-1].ravel()``, x-major), ``b`` the right-hand side. The relative
             residual ``||b - A u|| / ||b||`` of these systems is what ``tol`` bounds.
         """
-        a = _coefficient_batch(inputs).values
+        a = coefficient_batch(inputs).values
         return [sys for _, chunk, _ in self._systems(a, self.forcing) for sys in chunk]
 
     def solve_system(
@@ -241,41 +238,3 @@ class _DarcyGridSolver:
 
     def _method(self) -> str:  # pragma: no cover
         raise NotImplementedError
-
-
-def _coefficient_batch(inputs: SolverInput) -> Batch:
-    """Validate a nodal coefficient: square node grid with n >= 3, finite, > 0."""
-    batch = as_batch(inputs, name="a", core_dims=("x", "y"))
-    a = batch.values
-    n, ny = a.shape[1:]
-    if n != ny or n < 3:
-        msg = f"`a` must be on a square n x n node grid with n >= 3; got shape {a.shape[1:]}."
-        raise ShapeError(msg)
-    if (a <= 0).any():
-        first = tuple(int(i) for i in np.argwhere(a <= 0)[0])
-        msg = (
-            f"`a` must be > 0 everywhere; got {np.count_nonzero(a <= 0)} value(s) <= 0, "
-            f"the first {plain(a[first])} at index {first}."
-        )
-        raise InputError(msg)
-    return batch
-
-
-def _as_field(
-    values: ArrayLike | None, batch: Batch, *, name: str, broadcast: bool = False
-) -> NDArray[np.float64] | None:
-    """``initial_guess`` / ``forcing`` as a (n_samples, n, n) float64 array (None passes)."""
-    if values is None:
-        return None
-    arr = ordered_values(values, core_dims=("x", "y"), name=name)  # a DataArray by dim name
-    want = batch.values.shape
-    if arr.dtype.kind not in "fiu":
-        msg = f"`{name}` must be a real array; got dtype {arr.dtype}."
-        raise InputError(msg)
-    shapes = {want, want[1:]} if broadcast else {want[1:] if batch.single else want}
-    if arr.shape not in shapes:
-        expected = " or ".join(str(s) for s in sorted(shapes, key=len))
-        msg = f"`{name}` must have shape {expected} to match `a`; got {arr.shape}."
-        raise ShapeError(msg)
-    check_finite(arr, name=name)
-    return np.broadcast_to(arr.astype(np.float64), want)

@@ -43,17 +43,16 @@ from ._darcy_batched import BATCHED_SOLVERS, solve_batched
 from ._darcy_fd import AVERAGINGS, assemble_fd
 from ._darcy_fem import ELEMENTS, assemble_mesh, element_for, grid_fem
 from ._darcy_grid import (
-    _as_field,
     _blas_limit,
     _check_choice,
     _check_common,
-    _coefficient_batch,
     _DarcyGridSolver,
     _maxiter,
 )
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
 from .checks import check_int, plain
 from .contract import SolveReport, SolverInput, SolverOutput, check_finite
+from .darcy_inputs import coefficient_batch, nodal_field
 from .errors import ConvergenceError, InputError, ShapeError
 
 __all__ = [
@@ -177,12 +176,12 @@ class DarcyFDSolver(_DarcyGridSolver):
         if self.linear_solver not in BATCHED_SOLVERS:
             return super().solve_with_report(inputs, initial_guess=initial_guess,
                                              forcing=forcing)
-        batch = _coefficient_batch(inputs)
+        batch = coefficient_batch(inputs)
         a = batch.values
         n_samples, n, _ = a.shape
-        guess = _as_field(initial_guess, batch, name="initial_guess")
+        guess = nodal_field(initial_guess, batch, name="initial_guess")
         f = (np.full_like(a, self.forcing) if forcing is None
-             else _as_field(forcing, batch, name="forcing", broadcast=True))
+             else nodal_field(forcing, batch, name="forcing", broadcast=True))
         h2 = 1.0 / (n - 1) ** 2
         u = np.zeros_like(a)
         iterations = np.zeros(n_samples, dtype=np.int64)

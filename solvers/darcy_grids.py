@@ -33,34 +33,18 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_fd import AVERAGINGS
-from ._darcy_grid import _as_field, _blas_limit, _check_choice, _check_common, _maxiter
+from ._darcy_grid import _blas_limit, _check_choice, _check_common, _maxiter
 from ._darcy_linear import solve_linear
-from .checks import plain
-from .contract import Batch, SolveReport, SolverInput, SolverOutput, as_batch
+from .contract import SolveReport, SolverInput, SolverOutput
 from .darcy import DarcyFDSolver
-from .errors import ConvergenceError, InputError, ShapeError
+from .darcy_inputs import coefficient_batch, nodal_field
+from .errors import ConvergenceError
 
 __all__ = ["CELL_LINEAR_SOLVERS", "DarcyCellFDSolver", "DarcyHalfOpenFDSolver",
            "assemble_cells"]
 
 #: Linear solvers of :class:`DarcyCellFDSolver` (the first is the default).
 CELL_LINEAR_SOLVERS = ("direct", "amg", "cg")
-
-
-def _coefficient(inputs: SolverInput, *, minimum: int) -> Batch:
-    """Validate a coefficient on a square grid of at least ``minimum`` points: finite, > 0."""
-    batch = as_batch(inputs, name="a", core_dims=("x", "y"))
-    a = batch.values
-    n, ny = a.shape[1:]
-    if n != ny or n < minimum:
-        msg = f"`a` must be on a square n x n grid with n >= {minimum}; got shape {a.shape[1:]}."
-        raise ShapeError(msg)
-    if (a <= 0).any():
-        first = tuple(int(i) for i in np.argwhere(a <= 0)[0])
-        msg = (f"`a` must be > 0 everywhere; got {np.count_nonzero(a <= 0)} value(s) <= 0, "
-               f"the first {plain(a[first])} at index {first}.")
-        raise InputError(msg)
-    return batch
 
 
 def assemble_cells(a: NDArray[np.float64], *, averaging: str = "harmonic") -> sp.csr_matrix:
@@ -210,12 +194,12 @@ class DarcyCellFDSolver:
         ConvergenceError
             A sample misses ``tol``.
         """
-        batch = _coefficient(inputs, minimum=1)
+        batch = coefficient_batch(inputs, minimum=1, grid="grid")
         a = batch.values
         n_samples, n, _ = a.shape
-        guess = _as_field(initial_guess, batch, name="initial_guess")
+        guess = nodal_field(initial_guess, batch, name="initial_guess")
         f = (np.full_like(a, self.forcing) if forcing is None
-             else _as_field(forcing, batch, name="forcing", broadcast=True))
+             else nodal_field(forcing, batch, name="forcing", broadcast=True))
         h2 = 1.0 / n**2
         u = np.zeros_like(a)
         iterations = np.zeros(n_samples, dtype=np.int64)
@@ -283,9 +267,9 @@ class DarcyHalfOpenFDSolver(DarcyFDSolver):
         As :meth:`solvers.darcy.DarcyFDSolver.solve_with_report`, with inputs, guess, forcing
         and solution at the ``n x n`` points ``(i/n, j/n)``.
         """
-        batch = _coefficient(inputs, minimum=2)
-        guess = _as_field(initial_guess, batch, name="initial_guess")
-        f = None if forcing is None else _as_field(forcing, batch, name="forcing",
+        batch = coefficient_batch(inputs, minimum=2, grid="grid")
+        guess = nodal_field(initial_guess, batch, name="initial_guess")
+        f = None if forcing is None else nodal_field(forcing, batch, name="forcing",
                                                    broadcast=True)
         u, report = self.node_solver().solve_with_report(
             _pad(batch.values), initial_guess=_pad(guess), forcing=_pad(f))
@@ -293,4 +277,5 @@ class DarcyHalfOpenFDSolver(DarcyFDSolver):
 
     def systems(self, inputs: SolverInput) -> list[tuple[sp.csr_matrix, NDArray[np.float64]]]:
         """The node-grid systems of the extended coefficients (``(n - 1)^2`` unknowns each)."""
-        return self.node_solver().systems(_pad(_coefficient(inputs, minimum=2).values))
+        a = coefficient_batch(inputs, minimum=2, grid="grid").values
+        return self.node_solver().systems(_pad(a))

@@ -35,10 +35,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from solvers.contract import SolveReport, SolverInput, SolverOutput
 from solvers.darcy import DarcyFDSolver
+from solvers.darcy_inputs import coefficient_batch, nodal_field
 from solvers.errors import ConvergenceError, InputError
 
 from ._device import check_batch_size, check_device, chunks, out_of_memory, synchronize
-from ._inputs import coefficient_batch, nodal_field
 
 __all__ = ["TorchDarcyFDSolver", "apply_operator", "dst1", "poisson_preconditioner"]
 
