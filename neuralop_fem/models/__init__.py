@@ -21,6 +21,7 @@ from .config import (
     ATTENTION_KINDS,
     FNO1dConfig,
     FNO2dConfig,
+    ModelConfigBase,
     Transformer1dConfig,
     Transformer2dConfig,
 )
@@ -28,7 +29,7 @@ from .decoders import PointwiseRegressor, SpectralRegressor
 from .encoder import EncoderLayer, FeedForward
 from .fno import FNO1d, FNO2d
 from .io import load_model, save_model
-from .presets import MODEL_FAMILIES, PRESETS, build_model
+from .presets import MODEL_FAMILIES, PRESETS, build_model, register_model, unregister_model
 from .sampling import CiNNDownsampler, CiNNUpsampler
 from .spectral import SpectralConv1d, SpectralConv2d
 from .transformer import Transformer1d, Transformer2d
@@ -47,6 +48,7 @@ __all__ = [
     "FNO2dConfig",
     "FeedForward",
     "MODEL_FAMILIES",
+    "ModelConfigBase",
     "NormalizedOperator",
     "PRESETS",
     "PointwiseRegressor",
@@ -61,5 +63,7 @@ __all__ = [
     "build_model",
     "diagonal_init_",
     "load_model",
+    "register_model",
     "save_model",
+    "unregister_model",
 ]

@@ -25,6 +25,7 @@ __all__ = [
     "ATTENTION_KINDS",
     "FNO1dConfig",
     "FNO2dConfig",
+    "ModelConfigBase",
     "Transformer1dConfig",
     "Transformer2dConfig",
 ]
@@ -58,6 +59,11 @@ class _ConfigMixin(FrozenConfig):
 
     def _choice(self, name: str, options: tuple[str, ...]) -> None:
         choice(getattr(self, name), name, options)
+
+
+#: The base of every model config (public: a new architecture's config subclasses it, as a
+#: frozen keyword-only dataclass with class variables ``family`` and ``spatial_dims``).
+ModelConfigBase = _ConfigMixin
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,7 @@ reference's always-on 50 % matrix dropout is a bug we do not reproduce.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from torch import nn
@@ -15,21 +16,82 @@ from torch import nn
 from solvers.errors import InputError
 
 from ..problems import kits
-from .config import FNO1dConfig, FNO2dConfig, Transformer1dConfig, Transformer2dConfig
+from .config import (
+    FNO1dConfig,
+    FNO2dConfig,
+    ModelConfigBase,
+    Transformer1dConfig,
+    Transformer2dConfig,
+)
 from .fno import FNO1d, FNO2d
 from .transformer import Transformer1d, Transformer2d
 
-__all__ = ["MODEL_FAMILIES", "PRESETS", "build_model", "model_preset", "preset_names"]
+__all__ = ["BUILTIN_FAMILIES", "MODEL_FAMILIES", "PRESETS", "build_model", "model_preset",
+           "preset_names", "register_model", "unregister_model"]
 
 ModelConfig = Transformer1dConfig | Transformer2dConfig | FNO1dConfig | FNO2dConfig
 
-#: family name -> (config class, model class)
-MODEL_FAMILIES: dict[str, tuple[type, type[nn.Module]]] = {
-    "transformer1d": (Transformer1dConfig, Transformer1d),
-    "transformer2d": (Transformer2dConfig, Transformer2d),
-    "fno1d": (FNO1dConfig, FNO1d),
-    "fno2d": (FNO2dConfig, FNO2d),
-}
+#: family name -> (config class, model class): the model families, filled by
+#: :func:`register_model` (the built-in four below; a new architecture registers itself).
+MODEL_FAMILIES: dict[str, tuple[type, type[nn.Module]]] = {}
+#: The families of this package (:func:`unregister_model` removes only others).
+BUILTIN_FAMILIES = ("transformer1d", "transformer2d", "fno1d", "fno2d")
+
+
+def register_model(config_cls: type, model_cls: type[nn.Module], *,
+                   presets: Mapping[str, Any] | None = None) -> None:
+    """Add a model family: its config class (a frozen :class:`~neuralop_fem.models.config.
+    ModelConfigBase` dataclass whose ``family`` names it and ``spatial_dims`` says 1D or 2D)
+    and its model class (built as ``model_cls(config)``; forward ``(batch, n[, n], channels)``
+    -> the same grid), with presets by name (``"burgers-..."`` / ``"darcy-..."``: the task is
+    the name's start). After this, ``build_model``, ``Trainer``, ``neuralop-fem train
+    --preset``, saved runs and ``Surrogate.load`` handle it like the built-in families.
+
+    Raises
+    ------
+    InputError
+        A config class without a family or with an unsupported ``spatial_dims``, a model class
+        that is no ``torch.nn.Module``, a family or preset name taken by other classes, or a
+        preset that is not a config of ``config_cls``.
+    """
+    family = getattr(config_cls, "family", None)
+    if not (isinstance(config_cls, type) and issubclass(config_cls, ModelConfigBase)
+            and isinstance(family, str) and family):
+        msg = (f"`config_cls` must be a ModelConfigBase dataclass with a `family` name; got "
+               f"{getattr(config_cls, '__name__', config_cls)!r}.")
+        raise InputError(msg)
+    if getattr(config_cls, "spatial_dims", None) not in (1, 2):
+        msg = (f"`config_cls` {config_cls.__name__} must set spatial_dims to 1 or 2; got "
+               f"{getattr(config_cls, 'spatial_dims', None)!r}.")
+        raise InputError(msg)
+    if not (isinstance(model_cls, type) and issubclass(model_cls, nn.Module)):
+        msg = f"`model_cls` must be a torch.nn.Module class; got {model_cls!r}."
+        raise InputError(msg)
+    if MODEL_FAMILIES.get(family, (config_cls, model_cls)) != (config_cls, model_cls):
+        msg = (f"model family {family!r} is registered already, by "
+               f"{MODEL_FAMILIES[family][0].__name__}; got {config_cls.__name__}.")
+        raise InputError(msg)
+    presets = dict(presets or {})
+    for name, config in presets.items():
+        if type(config) is not config_cls:
+            msg = (f"preset {name!r} must be a {config_cls.__name__}; got "
+                   f"{type(config).__name__}.")
+            raise InputError(msg)
+        if PRESETS.get(name, config) != config:
+            msg = f"preset {name!r} is taken by another model; choose another name."
+            raise InputError(msg)
+    MODEL_FAMILIES[family] = (config_cls, model_cls)
+    PRESETS.update(presets)
+
+
+def unregister_model(family: str) -> None:
+    """Remove a family added by :func:`register_model` and its presets (e.g. at the end of a
+    test); the built-in families stay."""
+    if family in BUILTIN_FAMILIES or family not in MODEL_FAMILIES:
+        return
+    config_cls, _ = MODEL_FAMILIES.pop(family)
+    for name in [n for n, c in PRESETS.items() if type(c) is config_cls]:
+        del PRESETS[name]
 
 _BURGERS = Transformer1dConfig()  # 96 wide, 4 layers, 1 head, eps 1e-5, 16 modes
 _DARCY = Transformer2dConfig()  # 128 wide, 6 layers, 4 heads, eps 1e-7, n_c = 0.3 (n-1) + 1
@@ -66,6 +128,11 @@ PRESETS: dict[str, ModelConfig] = {
     "darcy-inverse-galerkin": _INVERSE.replace(attention="galerkin"),
     "darcy-inverse-fourier": _INVERSE.replace(attention="fourier"),
 }
+
+register_model(Transformer1dConfig, Transformer1d)
+register_model(Transformer2dConfig, Transformer2d)
+register_model(FNO1dConfig, FNO1d)
+register_model(FNO2dConfig, FNO2d)
 #: Not the paper's: ``<base>-neuralop`` is tuned for neuraloperator's small Darcy set (1000
 #: training samples at 16 x 16: their ``darcy_train_16.pt`` imported, or ``generate darcy --like
 #: neuralop-darcy``; the family of :data:`neuralop_fem.peer_presets.PEER_PRESETS`

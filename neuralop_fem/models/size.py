@@ -54,12 +54,18 @@ _FLOAT_BYTES = 4
 _QUADRATIC = ("softmax",)  # kernels with an n x n matrix at inference (fourier reassociates)
 
 
+#: The families whose sizes this module estimates from their fields; a family registered
+#: later (:func:`~neuralop_fem.models.register_model`) is counted exactly (on the ``meta``
+#: device) and its activations estimated only when its config has ``activation_bytes(n)``.
+_ESTIMATED = ("transformer1d", "transformer2d", "fno1d", "fno2d")
+
+
 def _spatial_dims(config: ModelConfig) -> int:
-    return 2 if config.family.endswith("2d") else 1
+    return int(config.spatial_dims)
 
 
 def _depth(config: ModelConfig) -> int:
-    return int(config.num_layers) + int(getattr(config, "num_regressor_layers", 0))
+    return int(getattr(config, "num_layers", 1)) + int(getattr(config, "num_regressor_layers", 0))
 
 
 def parameter_lower_bound(config: ModelConfig) -> int:
@@ -69,6 +75,8 @@ def parameter_lower_bound(config: ModelConfig) -> int:
     (``4 d^2``, none for AFNO) and the FFN (``2 d d_ff``); per spectral layer the real weights
     ``2 c^2 m^k`` (twice in 2D: positive and negative frequencies).
     """
+    if config.family not in _ESTIMATED:
+        return 0  # no formula: the exact count (on the meta device) decides
     dims = _spatial_dims(config)
     if config.family.startswith("fno"):
         w, m = int(config.width), int(config.modes)
@@ -102,6 +110,9 @@ def activation_bytes(config: ModelConfig, resolution: int) -> int:
     every layer's tensors: multiply by the depth for a training estimate.
     """
     n = int(resolution)
+    if config.family not in _ESTIMATED:  # a registered family's own estimate, if it has one
+        estimate = getattr(config, "activation_bytes", None)
+        return int(estimate(n)) if callable(estimate) else 0
     dims = _spatial_dims(config)
     fine = n**dims
     if config.family.startswith("fno"):
