@@ -317,7 +317,7 @@ def error_message(exc: BaseException) -> tuple[str, int]:
     :class:`OSError` as ``<what> (<path>)``, a :class:`MemoryError` as out of memory (all exit
     status 2); anything else is an internal error (exit status 1).
     """
-    from solvers.errors import NeuralopFemError
+    from .errors import NeuralopFemError  # here, not on the light path of --help (solvers)
 
     if isinstance(exc, NeuralopFemError):
         return f"error: {_one_line(str(exc))}", 2

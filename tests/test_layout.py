@@ -204,6 +204,20 @@ def test_the_driver_checks_find_what_they_look_for():
                                       "line 4: solvers.darcy._assemble"]
 
 
+def test_the_errors_have_one_root_imported_from_one_place():
+    """``neuralop_fem`` takes its exceptions from ``neuralop_fem.errors`` (which re-exports the
+    solvers' root, ``NeuralopFemError``, and its subclasses), never from ``solvers.errors``
+    directly: one place to import them from."""
+    bad = []
+    for path in _python_files("neuralop_fem"):
+        if path.name == "errors.py" and path.parent.name == "neuralop_fem":
+            continue  # the one place
+        tree = ast.parse(path.read_text())
+        bad += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module == "solvers.errors"]
+    assert not bad, bad
+
+
 @pytest.mark.parametrize("package", PACKAGES)
 def test_modules_stay_focused(package):
     too_long = {str(p.relative_to(ROOT)): n for p in _python_files(package)

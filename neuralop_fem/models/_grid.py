@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import torch
 
-from solvers.errors import InputError, ShapeError
+from ..errors import InputError, ShapeError
 
 __all__ = [
     "check_dtype",

@@ -18,8 +18,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from solvers.errors import InputError
-
+from ..errors import InputError
 from ..files import atomic_path, open_for_reading
 from ..zip_check import archive_problem
 from .presets import MODEL_FAMILIES

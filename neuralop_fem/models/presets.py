@@ -13,8 +13,7 @@ from typing import Any
 
 from torch import nn
 
-from solvers.errors import InputError
-
+from ..errors import InputError
 from ..problems import kits
 from .config import (
     FNO1dConfig,

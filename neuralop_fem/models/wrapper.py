@@ -14,8 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from solvers.errors import InputError, ShapeError
-
+from ..errors import InputError, ShapeError
 from ._grid import check_dtype
 
 __all__ = ["NormalizedOperator", "dirichlet_edges_of", "pin_edges"]

@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from solvers.errors import InputError
 from solvers.problems import Problem, get_problem
 from solvers.problems import register_problem as _register_numerics
 from solvers.problems import unregister_problem as _unregister_numerics
 
+from ..errors import InputError
 from .peer_formats import NeuralopFormat, PDEBenchFormat, PeerTrajectory
 from .reproduction import DataVariant, QuickScale, ReproductionSpec
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from solvers.errors import InputError
+from ..errors import InputError
 
 __all__ = ["DataVariant", "QuickScale", "ReproductionSpec"]
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import torch
 
 from solvers.checks import check_optional_int
-from solvers.errors import InputError
 
+from ..errors import InputError
 from .errors import DeviceMemoryError
 
 __all__ = ["DTYPES", "check_batch_size", "check_device", "check_dtype", "chunks",

@@ -30,9 +30,9 @@ from numpy.typing import NDArray
 
 from solvers.burgers import BurgersSpectralSolver
 from solvers.contract import SolveReport, SolverInput, SolverOutput, as_batch
-from solvers.errors import ConvergenceError, InputError
 from solvers.kernels import SpectralStepper
 
+from ..errors import ConvergenceError, InputError
 from ._device import (
     DTYPES,
     check_batch_size,

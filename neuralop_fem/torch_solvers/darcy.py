@@ -36,8 +36,8 @@ from numpy.typing import ArrayLike, NDArray
 from solvers.contract import SolveReport, SolverInput, SolverOutput
 from solvers.darcy import DarcyFDSolver
 from solvers.darcy_inputs import coefficient_batch, nodal_field
-from solvers.errors import ConvergenceError, InputError
 
+from ..errors import ConvergenceError, InputError
 from ._device import check_batch_size, check_device, chunks, out_of_memory, synchronize
 
 __all__ = ["TorchDarcyFDSolver", "apply_operator", "dst1", "poisson_preconditioner"]

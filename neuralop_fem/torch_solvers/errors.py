@@ -8,7 +8,7 @@ the batch size that was tried and a smaller one to try. It subclasses :class:`Me
 
 from __future__ import annotations
 
-from solvers.errors import NeuralopFemError
+from ..errors import NeuralopFemError
 
 __all__ = ["DeviceMemoryError"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from solvers.errors import InputError
 from solvers.problems import get_problem
 
+from ..errors import InputError
 from ..problems import get_kit, kits
 
 __all__ = ["twin_of", "twin_name"]

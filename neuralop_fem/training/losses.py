@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import torch
 
-from solvers.errors import ShapeError
+from ..errors import ShapeError
 
 __all__ = [
     "central_difference_1d",
