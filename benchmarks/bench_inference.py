@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 from pathlib import Path
 
 from neuralop_fem.benchmarking import inference
@@ -27,7 +28,8 @@ from neuralop_fem.training.amp import cpu_bf16_features
 RESULTS = Path(__file__).parent / "results"
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line (also read back from the recorded commands of a merged file)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="*", default=inference.zoo_models())
     parser.add_argument("--samples", type=int, default=24)
@@ -41,7 +43,24 @@ def main() -> None:
                         "(batch 16, one CPU thread)")
     parser.add_argument("--merge", action="store_true",
                         help="replace only these models' entries of the existing results")
-    args = parser.parse_args()
+    return parser
+
+
+def merge_notes(commands: list[str]) -> list[str]:
+    """One line per ``--merge`` command: the models and compile timings it measured again."""
+    notes = []
+    for command in commands:
+        args = parser().parse_args(shlex.split(command)[2:])
+        if args.merge:
+            again = ", ".join(args.models) or "no model"
+            extra = f"; torch.compile: {', '.join(args.compile)}" if args.compile else ""
+            notes.append(f"`{command}` measured again: {again}{extra} (the matmul peaks are "
+                         "the first command's).")
+    return notes
+
+
+def main() -> None:
+    args = parser().parse_args()
     cores = os.cpu_count() or 1
     plan = inference.Plan(models=tuple(args.models), samples=args.samples,
                           cpu_threads=(1, cores) if cores > 1 else (1,),
@@ -70,8 +89,7 @@ def main() -> None:
         commands = [*old.get("commands", [old["command"]]), record["command"]]
         record["command"] = " && ".join(commands)
         record["commands"] = commands
-        notes.append(f"Models measured again by the last command (--merge): "
-                     f"{', '.join(args.models)}; the peaks are the first run's.")
+        notes += merge_notes(commands)
     md = inference.markdown(result["models"], result["peaks"], notes=notes,
                             compiled=result["compile"])
     paths = write_results(args.out, "inference", {**result, **record},
