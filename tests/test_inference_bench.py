@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from neuralop_fem.benchmarking import inference
+from neuralop_fem.benchmarking import inference, inference_report
 from neuralop_fem.data import load_dataset
 from neuralop_fem.data.datasets import DarcyInverseDataset
 from neuralop_fem.gpu_campaign.inference import goal_rows
@@ -87,7 +87,7 @@ def test_markdown_states_the_goal_per_model():
     models = [{"name": "m1", "flops": 2e9, "speed": speed, "precision": []},
               {"name": "m2", "flops": 1e9, "precision": [],
                "speed": [{**speed[0], "overhead": 1.05, "overhead_cpu_time": 1.2}]}]
-    text = "\n".join(inference.markdown(models, {"CPU, 1 thread": 5e10}))
+    text = "\n".join(inference_report.markdown(models, {"CPU, 1 thread": 5e10}))
     assert "| m1 | 1.111 | no | 1.020 | yes |" in text
     assert "| m2 | 1.050 | yes | 1.200 | no |" in text
     assert "skipped (one call would take 30 s)" in text

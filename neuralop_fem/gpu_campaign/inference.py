@@ -71,14 +71,14 @@ def goal_rows(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, list[str], int]:
-    from neuralop_fem.benchmarking import inference
+    from neuralop_fem.benchmarking import inference, inference_report
 
     plan = plan_for(args)
     result = inference.measure(plan, log=log.info, deadline=deadline.left)
     goals = goal_rows(result["models"])
     title = "# GPU campaign: inference" + (" (rehearsal: not a measurement)"
                                            if args.rehearse else "")
-    lines = [title, "", *inference.markdown(result["models"], result["peaks"])[1:]]
+    lines = [title, "", *inference_report.markdown(result["models"], result["peaks"])[1:]]
     if goals:
         lines += ["", "## Goals on the GPU (issue 46)", "",
                   "| model | solve samples/s, batch >= 128 | goal | ms for one sample | goal |",

@@ -32,8 +32,9 @@ from ..errors import InputError
 from ..models import NormalizedOperator
 from ..training.amp import AmpForward
 
-__all__ = ["CPU_BATCH", "PRECISIONS", "TRANSFER_BYTES", "auto_batch_size", "check_precision",
-           "cuda_batch_size", "inference_forward", "predict", "precision_context"]
+__all__ = ["CPU_BATCH", "PRECISIONS", "TRANSFER_BYTES", "auto_batch_size",
+           "check_finite_prediction", "check_precision", "cuda_batch_size", "inference_forward",
+           "predict", "precision_context"]
 
 PRECISIONS = ("float32", "bf16", "tf32")
 #: Samples per forward pass on the CPU when the user sets none. Larger batches bring no speed
@@ -189,3 +190,18 @@ def predict(forward: Callable[[torch.Tensor], torch.Tensor], values: NDArray[np.
             y = ys[0] if len(ys) == 1 else torch.cat(ys)
             out.append(y[..., 0].to("cpu").numpy().astype(np.float64))
     return out[0] if len(out) == 1 else np.concatenate(out)
+
+
+def check_finite_prediction(pred: NDArray[np.float64], name: str,
+                            score: NDArray[np.float64] | None) -> None:
+    """Raise :class:`InputError` naming the samples whose prediction is not finite (inputs
+    far outside the training data; ``score``: their out-of-distribution scores, if any)."""
+    bad = ~np.isfinite(pred.reshape(len(pred), -1)).all(axis=1)
+    if bad.any():
+        which = np.flatnonzero(bad)
+        where = "" if score is None else (
+            f" (out-of-distribution scores {', '.join(f'{s:.3g}' for s in score[which][:5])})")
+        msg = (f"{name}: the model returned non-finite values for {int(bad.sum())} of "
+               f"{len(pred)} input samples (positions {which[:10].tolist()}){where}; these "
+               "inputs are far outside what it was trained on.")
+        raise InputError(msg)

@@ -24,21 +24,25 @@ from numpy.typing import NDArray
 
 from solvers.checks import check_int, plain
 from solvers.contract import Batch, Solver, SolveReport, SolverInput, SolverOutput, as_batch
-from solvers.darcy import DarcyFDSolver
 from solvers.problems import get_problem
 
 from ..data.ood import OODReference
-from ..data.provenance import unknown_physics
 from ..errors import InputError, RunDirectoryError
 from ..models.size import check_resolution
-from .inference import CPU_BATCH, check_precision, cuda_batch_size, inference_forward, predict
+from .diagnostics import prediction_residual
+from .inference import (
+    CPU_BATCH,
+    check_finite_prediction,
+    check_precision,
+    cuda_batch_size,
+    inference_forward,
+    predict,
+)
 from .input_shape import InputShape
 from .module_adapter import surrogate_from_module
 from .observations import warn_if_sign_flipped
 from .resample import resample_nodes, resample_periodic
 from .run_record import load_operator, lookup, ood_from_provenance
-from .stencil import fd_relative_residual
-from .warmstart import relative_residual
 
 __all__ = ["OODWarning", "Surrogate", "resample_nodes", "resample_periodic"]
 
@@ -401,39 +405,9 @@ class Surrogate:
 
     def residual(self, inputs: SolverInput, prediction: SolverInput) -> NDArray[np.float64]:
         """Relative residual ``||b - A u|| / ||b||`` of each prediction ``u`` in the discrete
-        Darcy system of the training data's solver, with coefficient ``inputs``.
-
-        For a :class:`~solvers.darcy.DarcyFDSolver` (node grid, constant forcing) a batched
-        5-point stencil in torch on the surrogate's device
-        (:func:`~neuralop_fem.surrogate.stencil.fd_relative_residual`, no sparse matrix);
-        for the node-grid FEM solver its assembled system
-        (:func:`~neuralop_fem.surrogate.warmstart.relative_residual`, on the CPU). NaN for
-        every sample of a problem without such a system (Burgers, the inverse problem), of a
-        solver on another grid, or of data without their physical parameters.
-
-        Parameters
-        ----------
-        inputs, prediction : (n_samples, n, n) or (n, n) arrays or DataArrays
-            Coefficient ``a`` and the predicted solution on the same node grid.
-
-        Returns
-        -------
-        (n_samples,) float64 array.
-        """
-        a = as_batch(inputs, name=self.spec.input_name, core_dims=self.spec.dims).values
-        u = as_batch(prediction, name=self.spec.output_name, core_dims=self.spec.dims).values
-        nan = np.full(len(a), np.nan)
-        if (not self.spec.can("energy_norm") or unknown_physics(self.provenance, self.problem)
-                or a.shape != u.shape):
-            return nan
-        reference = self.reference_solver()
-        # The residual of the node-grid system (solvers on other grids: NaN, unknown).
-        if getattr(reference, "grid", "nodes") != "nodes":
-            return nan
-        if isinstance(reference, DarcyFDSolver):
-            return fd_relative_residual(a, u, forcing=reference.forcing,
-                                        averaging=reference.averaging, device=self.device)
-        return relative_residual(reference, a, u)
+        Darcy system of the training data's solver with coefficient ``inputs``, on this
+        surrogate's device where it can be (:func:`.diagnostics.prediction_residual`)."""
+        return prediction_residual(self, inputs, prediction)
 
     def _checked(self, inputs: SolverInput, initial_guess: object,
                  resample: bool) -> tuple[Batch, NDArray[np.float64]]:
@@ -465,7 +439,7 @@ class Surrogate:
         self._check_ood(model_in)
         pred = predict(self._forward, model_in, device=self.device, dtype=self.dtype,
                        batch_size=self.batch_size, precision=self.precision)
-        _check_finite_prediction(pred, self.name, self.last_ood_score)
+        check_finite_prediction(pred, self.name, self.last_ood_score)
         if resample:
             pred = self._from_model_grid(pred, values.shape[-1])
         return pred
@@ -524,16 +498,3 @@ class Surrogate:
         param = next(self.operator.parameters(), None)
         return getattr(self.operator, "input_dtype", None) or (
             torch.float32 if param is None else param.dtype)
-
-
-def _check_finite_prediction(pred: NDArray[np.float64], name: str,
-                             score: NDArray[np.float64] | None) -> None:
-    bad = ~np.isfinite(pred.reshape(len(pred), -1)).all(axis=1)
-    if bad.any():
-        which = np.flatnonzero(bad)
-        where = "" if score is None else (
-            f" (out-of-distribution scores {', '.join(f'{s:.3g}' for s in score[which][:5])})")
-        msg = (f"{name}: the model returned non-finite values for {int(bad.sum())} of "
-               f"{len(pred)} input samples (positions {which[:10].tolist()}){where}; these "
-               "inputs are far outside what it was trained on.")
-        raise InputError(msg)
