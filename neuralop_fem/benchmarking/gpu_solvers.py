@@ -18,7 +18,6 @@ for is reported as skipped.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -30,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..data.generation.config import config_class
-from ..data.generation.executors import WORKER_ENV, die_with_parent
+from ..data.generation.executors import worker_pool
 from ..environment import command_line, cpu_model, gpu_name, package_versions
 from ..problems import get_kit
 from ..torch_solvers.errors import DeviceMemoryError
@@ -128,23 +127,6 @@ def _in_process(problem: str, device: str, inputs: NDArray[np.float64],
 def _rel_diff(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     axes = tuple(range(1, a.ndim))
     return float((np.sqrt(((a - b) ** 2).sum(axes)) / np.sqrt((b**2).sum(axes))).max())
-
-
-def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """``workers`` spawned processes with one BLAS/OpenMP/torch thread each (the generator's
-    workers), shared by the cases of a run."""
-    context = multiprocessing.get_context("spawn")
-    old = {k: os.environ.get(k) for k in WORKER_ENV}
-    os.environ.update(WORKER_ENV)
-    try:
-        return ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                   initializer=die_with_parent, initargs=(os.getpid(),))
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def measure(case: Case, *, device: str, pool: ProcessPoolExecutor, workers: int,

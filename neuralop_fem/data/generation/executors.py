@@ -15,18 +15,20 @@ import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from .config import DataConfig
 from .store import FLOAT_PATHS
 
-__all__ = ["Progress", "check_main_guard", "die_with_parent", "run_chunks", "solve_chunk"]
+__all__ = ["Progress", "check_main_guard", "die_with_parent", "run_chunks", "solve_chunk",
+           "worker_pool"]
 
 _log = logging.getLogger("neuralop_fem.data.generation")
 
@@ -68,19 +70,24 @@ def solve_chunk(
     return out
 
 
-@contextlib.contextmanager
-def _worker_environment() -> Iterator[None]:
-    """Set :data:`WORKER_ENV` while worker processes are started (they inherit it)."""
-    old = {k: os.environ.get(k) for k in WORKER_ENV}
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """``workers`` spawned processes, each with one BLAS/OpenMP thread (:data:`WORKER_ENV`)
+    and ended with this process (:func:`die_with_parent`).
+
+    The settings are made by each worker as it starts (:func:`_start_worker`): the pool spawns
+    its processes as tasks arrive, so an environment set around the pool's construction would
+    not reach them."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_start_worker, initargs=(os.getpid(),))
+
+
+def _start_worker(parent: int) -> None:
+    """Worker initializer: one thread in the BLAS/OpenMP libraries loaded already (numpy's)
+    and, through :data:`WORKER_ENV`, in those loaded later (scipy, torch); then
+    :func:`die_with_parent`."""
     os.environ.update(WORKER_ENV)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    threadpool_limits(limits=1)
+    die_with_parent(parent)
 
 
 class Progress:
@@ -203,10 +210,7 @@ def _run_processes(
     tasks: Sequence[tuple[int, int]], args: tuple[Any, ...], workers: int,
     on_done: Callable[[int, int, ChunkResult], None], extra: tuple[Any, ...] = (),
 ) -> None:
-    context = multiprocessing.get_context("spawn")
-    with _worker_environment():
-        executor = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                       initializer=die_with_parent, initargs=(os.getpid(),))
+    executor = worker_pool(workers)
     try:
         pending: dict[Future[ChunkResult], tuple[int, int]] = {}
         queue = list(tasks)
