@@ -52,7 +52,7 @@ from ._darcy_grid import (
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
 from .checks import check_int, plain
 from .contract import SolveReport, SolverInput, SolverOutput, check_finite
-from .darcy_inputs import coefficient_batch, nodal_field
+from .darcy_inputs import system_inputs
 from .errors import ConvergenceError, InputError, ShapeError
 
 __all__ = [
@@ -176,12 +176,10 @@ class DarcyFDSolver(_DarcyGridSolver):
         if self.linear_solver not in BATCHED_SOLVERS:
             return super().solve_with_report(inputs, initial_guess=initial_guess,
                                              forcing=forcing)
-        batch = coefficient_batch(inputs)
+        batch, guess, f = system_inputs(inputs, initial_guess, forcing,
+                                        default_forcing=self.forcing)
         a = batch.values
         n_samples, n, _ = a.shape
-        guess = nodal_field(initial_guess, batch, name="initial_guess")
-        f = (np.full_like(a, self.forcing) if forcing is None
-             else nodal_field(forcing, batch, name="forcing", broadcast=True))
         h2 = 1.0 / (n - 1) ** 2
         u = np.zeros_like(a)
         iterations = np.zeros(n_samples, dtype=np.int64)

@@ -37,7 +37,7 @@ from ._darcy_grid import _blas_limit, _check_choice, _check_common, _maxiter
 from ._darcy_linear import solve_linear
 from .contract import SolveReport, SolverInput, SolverOutput
 from .darcy import DarcyFDSolver
-from .darcy_inputs import coefficient_batch, nodal_field
+from .darcy_inputs import coefficient_batch, nodal_field, system_inputs
 from .errors import ConvergenceError
 
 __all__ = ["CELL_LINEAR_SOLVERS", "DarcyCellFDSolver", "DarcyHalfOpenFDSolver",
@@ -194,12 +194,10 @@ class DarcyCellFDSolver:
         ConvergenceError
             A sample misses ``tol``.
         """
-        batch = coefficient_batch(inputs, minimum=1, grid="grid")
+        batch, guess, f = system_inputs(inputs, initial_guess, forcing,
+                                        default_forcing=self.forcing, minimum=1, grid="grid")
         a = batch.values
         n_samples, n, _ = a.shape
-        guess = nodal_field(initial_guess, batch, name="initial_guess")
-        f = (np.full_like(a, self.forcing) if forcing is None
-             else nodal_field(forcing, batch, name="forcing", broadcast=True))
         h2 = 1.0 / n**2
         u = np.zeros_like(a)
         iterations = np.zeros(n_samples, dtype=np.int64)

@@ -16,7 +16,7 @@ from .checks import plain
 from .contract import Batch, SolverInput, as_batch, check_finite, ordered_values
 from .errors import InputError, ShapeError
 
-__all__ = ["coefficient_batch", "nodal_field"]
+__all__ = ["coefficient_batch", "nodal_field", "system_inputs"]
 
 
 def coefficient_batch(inputs: SolverInput, *, minimum: int = 3,
@@ -61,3 +61,22 @@ def nodal_field(values: ArrayLike | None, batch: Batch, *, name: str,
         raise ShapeError(msg)
     check_finite(arr, name=name)
     return np.broadcast_to(arr.astype(np.float64), want)
+
+
+def system_inputs(inputs: SolverInput, initial_guess: ArrayLike | None,
+                  forcing: ArrayLike | None, *, default_forcing: float, minimum: int = 3,
+                  grid: str = "node grid"
+                  ) -> tuple[Batch, NDArray[np.float64] | None, NDArray[np.float64]]:
+    """The checked inputs of one ``solve_with_report`` call: the coefficient batch
+    (:func:`coefficient_batch`), the initial guess (None passes) and the forcing as a
+    ``(n_samples, n, n)`` array (the constant ``default_forcing`` where none is given).
+
+    >>> batch, guess, f = system_inputs(np.ones((2, 5, 5)), None, None, default_forcing=1.0)
+    >>> guess is None, f.shape, float(f.max())
+    (True, (2, 5, 5), 1.0)
+    """
+    batch = coefficient_batch(inputs, minimum=minimum, grid=grid)
+    guess = nodal_field(initial_guess, batch, name="initial_guess")
+    f = (np.full_like(batch.values, default_forcing) if forcing is None
+         else nodal_field(forcing, batch, name="forcing", broadcast=True))
+    return batch, guess, f

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from solvers.contract import SolveReport, SolverInput, SolverOutput
 from solvers.darcy import DarcyFDSolver
-from solvers.darcy_inputs import coefficient_batch, nodal_field
+from solvers.darcy_inputs import system_inputs
 
 from ..errors import ConvergenceError, InputError
 from ._device import check_batch_size, check_device, chunks, out_of_memory, synchronize
@@ -310,12 +310,10 @@ class TorchDarcyFDSolver:
         DeviceMemoryError
             A batch did not fit the device (names a ``batch_size`` to try).
         """
-        batch = coefficient_batch(inputs)
+        batch, guess, f = system_inputs(inputs, initial_guess, forcing,
+                                        default_forcing=self.forcing)
         a = batch.values
         n_samples, n, _ = a.shape
-        guess = nodal_field(initial_guess, batch, name="initial_guess")
-        f = (np.full_like(a, self.forcing) if forcing is None
-             else nodal_field(forcing, batch, name="forcing", broadcast=True))
         h2 = 1.0 / (n - 1) ** 2
         u = np.zeros_like(a)
         iterations = np.zeros(n_samples, dtype=np.int64)
