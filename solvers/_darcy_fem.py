@@ -19,6 +19,8 @@ import skfem
 from numpy.typing import NDArray
 from skfem.helpers import dot, grad
 
+from .errors import InputError
+
 __all__ = ["ELEMENTS", "GridFEM", "assemble_mesh", "element_for", "grid_fem"]
 
 ELEMENTS = ("P1", "Q1")
@@ -49,8 +51,6 @@ def element_for(mesh: skfem.Mesh, element: str) -> skfem.Element:
     InputError
         If the element does not fit the mesh (P1 needs triangles/tetrahedra, Q1 quads/hexes).
     """
-    from .errors import InputError
-
     for (name, mesh_type), elem in _ELEMENT_OF_MESH.items():
         if name == element and isinstance(mesh, mesh_type):
             return elem()

@@ -23,7 +23,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from . import _burgers_fd, _burgers_spectral
+from ._burgers_fd import rk4_integrate, stable_dt
+from ._burgers_spectral import SpectralStepper, graded_time_grid, integrate
 from .checks import check_int, check_real, plain
 from .contract import SolveReport, SolverInput, SolverOutput, as_batch, check_positive
 from .errors import InputError
@@ -233,17 +234,17 @@ class BurgersSpectralSolver(_BurgersBase):
         """Time nodes from ``t_0 = 0`` to ``t_m = final_time`` used for the batch ``u0``."""
         dt = self.time_step(u0)
         first = self.first_dt if self.first_dt is not None else 1e-4 * dt
-        return _burgers_spectral.graded_time_grid(
+        return graded_time_grid(
             self.final_time, dt=dt, first_dt=min(first, dt), growth=self.growth,
             stops=self._stops(),
         )
 
     def _integrate(self, u0, stops):
         grid = self.time_grid(u0)
-        stepper = _burgers_spectral.SpectralStepper(
+        stepper = SpectralStepper(
             u0.shape[-1], self.viscosity, n_contour=self.n_contour, mode_tol=self.mode_tol
         )
-        states, tail = _burgers_spectral.integrate(
+        states, tail = integrate(
             stepper, u0, grid, stops, solver_name=type(self).__name__
         )
         return states, grid.size - 1, tail
@@ -286,11 +287,11 @@ class BurgersFDSolver(_BurgersBase):
 
     def _integrate(self, u0, stops):
         n = u0.shape[-1]
-        dt = _burgers_fd.stable_dt(float(np.abs(u0).max()), self.viscosity, 1.0 / n, cfl=self.cfl)
-        grid = _burgers_spectral.graded_time_grid(
+        dt = stable_dt(float(np.abs(u0).max()), self.viscosity, 1.0 / n, cfl=self.cfl)
+        grid = graded_time_grid(
             self.final_time, dt=dt, first_dt=dt, growth=2.0, stops=stops
         )
-        states = _burgers_fd.rk4_integrate(
+        states = rk4_integrate(
             u0, self.viscosity, grid, stops, solver_name=type(self).__name__
         )
         return states, grid.size - 1, np.full(u0.shape[0], np.nan)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .checks import check_real
 from .errors import InputError, ShapeError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -349,6 +350,4 @@ def check_finite(values: NDArray[np.generic], *, name: str) -> None:
 def check_positive(value: float, *, name: str) -> float:
     """Return ``float(value)`` if it is a finite real number > 0 (not a bool or a string),
     else raise :class:`InputError` (:func:`solvers.checks.check_real`)."""
-    from .checks import check_real
-
     return check_real(value, name=name, low=0.0)
