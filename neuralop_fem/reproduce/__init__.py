@@ -8,7 +8,7 @@ record.py        a finished run evaluated into a row; results files merged and c
 driver.py        generate + train + evaluate + record, resumable (``reproduce run``)
 epoch_budget.py  the Burgers rows as series of the epoch budget
 results.py       results files (``<stem>.json`` and ``.md``) of the benchmarks and rows
-script.py        a script run like a command (one-line errors, the options' rules)
+script_runner.py a script run like a command (one-line errors, the options' rules)
 
 The environment beside every row (CPU, BLAS, threads, versions, commit) comes from
 :mod:`neuralop_fem.environment`. Importing this package imports neither torch nor xarray.

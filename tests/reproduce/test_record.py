@@ -1,5 +1,5 @@
 """``neuralop-fem reproduce`` as a reader meets it: rows only of finished runs on their own data,
-user errors as one line on stderr (the benchmark scripts share ``reproduce.script.run_script``),
+user errors as one line on stderr (the benchmark scripts share ``reproduce.script_runner.run_script``),
 and ``benchmarks/reproduce_paper.py``, the earlier command line, still taking its options."""
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def test_benchmark_scripts_refuse_bad_input_in_one_line(tmp_path: Path, script: 
 
 def test_run_script_reports_a_bug_as_an_internal_error(capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
-    from neuralop_fem.reproduce.script import run_script
+    from neuralop_fem.reproduce.script_runner import run_script
 
     def broken(argv: list[str]) -> int:
         msg = "boom"

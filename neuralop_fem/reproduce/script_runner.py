@@ -1,9 +1,10 @@
-"""A script run the way the ``neuralop-fem`` command line runs a command.
+"""Running a script the way the ``neuralop-fem`` command line runs a command.
 
 The benchmark scripts and ``benchmarks/reproduce_paper.py`` parse their options with the
-command line's rules (:func:`count`, :func:`input_file`, :func:`number_above`) and run their
-``main`` through :func:`run_script`, so a bad option or input is one line on stderr and exit
-status 2, and no results file is rewritten.
+command line's rules (:func:`count`, :func:`number_above`) and run their ``main`` through
+:func:`run_script`, so a bad option or input is one line on stderr and exit status 2, and no
+results file is rewritten. The rules are the command line's own
+(:mod:`neuralop_fem.reporting`, :mod:`neuralop_fem.number_options`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ..commands import float_range, input_file, int_range
+from ..number_options import float_range, int_range
+from ..reporting import run_reporting
 
-__all__ = ["count", "input_file", "number_above", "run_script"]
+__all__ = ["count", "number_above", "run_script"]
 
 
 def count(minimum: int = 1) -> Callable[[str], int]:
@@ -36,8 +38,6 @@ def run_script(main: Callable[[list[str]], int | None], argv: list[str] | None =
     exit status 2; any other exception is reported as an internal error (status 1); Ctrl-C
     gives status 130. ``--debug`` anywhere in ``argv`` shows the traceback instead.
     """
-    from ..cli import run_reporting
-
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
