@@ -7,9 +7,12 @@ numpy, scipy and scikit-fem only: importing :mod:`solvers` never imports torch.
 - :mod:`solvers.burgers`: :class:`BurgersSpectralSolver` (ETDRK4), :class:`BurgersFDSolver`
 - :mod:`solvers.darcy`: :class:`DarcyFDSolver` (5-point), :class:`DarcyFEMSolver`
   (P1/Q1, scikit-fem)
-- :mod:`solvers.darcy_grids`: :class:`DarcyCellFDSolver` (cell centres, PDEBench's grid),
-  :class:`DarcyHalfOpenFDSolver` (``x_i = i/n``, neuraloperator's); :mod:`solvers.grids` names
-  the grid conventions
+- :mod:`solvers.darcy_grid_variants`: :class:`DarcyCellFDSolver` (cell centres, PDEBench's
+  grid), :class:`DarcyHalfOpenFDSolver` (``x_i = i/n``, neuraloperator's)
+- :mod:`solvers.grids`: the grid conventions (nodes, periodic, cell-centred, half-open), their
+  restrictions (strides, average pooling) and interpolations (linear for inputs, spectral or
+  bilinear for comparing outputs)
+- :mod:`solvers.ladder`: solver ladders of the fair verdict (:class:`~solvers.ladder.Rung`)
 - :mod:`solvers.darcy_inverse`: :class:`DarcyInverseSolver` (coefficient from the solution:
   adjoint gradient, smoothed TV on ``log a``, L-BFGS-B, discrepancy principle)
 - :mod:`solvers.exact`: Cole-Hopf Burgers and manufactured Darcy solutions
@@ -27,7 +30,7 @@ from __future__ import annotations
 from .burgers import BurgersFDSolver, BurgersSpectralSolver
 from .contract import Solver, SolveReport
 from .darcy import DarcyFDSolver, DarcyFEMSolver
-from .darcy_grids import DarcyCellFDSolver, DarcyHalfOpenFDSolver
+from .darcy_grid_variants import DarcyCellFDSolver, DarcyHalfOpenFDSolver
 from .darcy_inverse import DarcyInverseSolver, InverseSolveReport
 from .errors import ConvergenceError, ConvergenceWarning, InputError, NeuralopFemError, ShapeError
 from .grf import NeumannGRF, PeriodicGRF, sample_seeds, threshold

@@ -42,14 +42,14 @@ from numpy.typing import ArrayLike, NDArray
 from ._darcy_batched import BATCHED_SOLVERS, solve_batched
 from ._darcy_fd import AVERAGINGS, assemble_fd
 from ._darcy_fem import ELEMENTS, assemble_mesh, element_for, grid_fem
-from ._darcy_grid import (
+from ._darcy_linear import LINEAR_SOLVERS, solve_linear
+from ._darcy_solver_base import (
     _blas_limit,
     _check_choice,
     _check_common,
     _DarcyGridSolver,
     _maxiter,
 )
-from ._darcy_linear import LINEAR_SOLVERS, solve_linear
 from .checks import check_int, plain
 from .contract import SolveReport, SolverInput, SolverOutput, check_finite
 from .darcy_inputs import system_inputs

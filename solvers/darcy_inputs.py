@@ -2,7 +2,7 @@
 
 :func:`coefficient_batch` validates a coefficient ``a`` (square grid, finite, > 0) and
 :func:`nodal_field` an ``initial_guess`` or ``forcing`` of its shape; the numpy solvers
-(:mod:`solvers.darcy`, :mod:`solvers.darcy_grids`) and their torch twins
+(:mod:`solvers.darcy`, :mod:`solvers.darcy_grid_variants`) and their torch twins
 (:mod:`neuralop_fem.torch_solvers`) call these, so every Darcy solver refuses the same inputs
 with the same messages.
 """

@@ -7,9 +7,12 @@ solves the inputs strided to its grid (the benchmark's subsampling convention: s
 of a coarse dataset is the fine sample at every ``stride``-th point) and its answer is brought
 to the comparison grid by a stated interpolation, whose cost is part of the rung's time:
 
-* periodic grids (Burgers): Fourier interpolation (zero-padding or truncating the spectrum;
-  exact for band-limited fields);
-* node grids (Darcy): bilinear interpolation (tensor-product linear; second order).
+* periodic grids (Burgers): Fourier interpolation (the trigonometric interpolant at the
+  comparison points; exact for band-limited fields);
+* node grids (Darcy): bilinear interpolation (tensor-product linear; second order),
+
+both :func:`solvers.grids.resample_output` (:func:`interpolate`), which also brings a
+surrogate's prediction on another grid to the comparison grid.
 
 Each problem owns its ladder (:meth:`solvers.problems.Problem.ladder`)::
 
@@ -25,7 +28,6 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from functools import lru_cache
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -33,76 +35,18 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
-from ._rung import Rung
 from .errors import InputError
+from .grids import resample_output
+from .ladder_rung import Rung
 from .problems import Problem, get_problem, problem_of
 
 __all__ = ["Rung", "check_ladder", "interpolate", "pool_times", "run_rung", "usable_cores"]
 
 
-@lru_cache(maxsize=32)
-def _linear_matrix(n_from: int, n_to: int) -> NDArray[np.float64]:
-    """(n_to, n_from) linear interpolation between node grids ``x_i = i/(n-1)`` (read-only,
-    built once per pair of grids)."""
-    xf, xt = np.linspace(0.0, 1.0, n_from), np.linspace(0.0, 1.0, n_to)
-    j = np.clip(np.searchsorted(xf, xt, side="right") - 1, 0, n_from - 2)
-    w = (xt - xf[j]) / (xf[j + 1] - xf[j])
-    mat = np.zeros((n_to, n_from))
-    rows = np.arange(n_to)
-    mat[rows, j] = 1.0 - w
-    mat[rows, j + 1] += w
-    mat.setflags(write=False)
-    return mat
-
-
-def _fourier(values: NDArray[np.float64], n_to: int) -> NDArray[np.float64]:
-    """Fourier interpolation of periodic samples ``x_i = i/n`` along the last axis."""
-    n = values.shape[-1]
-    if n == n_to:
-        return values.copy()
-    c = np.fft.rfft(values, axis=-1)
-    out = np.zeros((*values.shape[:-1], n_to // 2 + 1), dtype=complex)
-    k = min(n, n_to) // 2 + 1
-    out[..., :k] = c[..., :k]
-    if n % 2 == 0 and n_to > n:
-        out[..., n // 2] *= 0.5  # split the Nyquist mode of n evenly between +-n/2
-    if n_to % 2 == 0 and n_to < n:
-        out[..., n_to // 2] = out[..., n_to // 2].real * 2.0  # its cosine part, counted twice
-    return np.fft.irfft(out, n=n_to, axis=-1) * (n_to / n)
-
-
-def interpolate(values: NDArray[np.float64], n_to: int, *, grid: str) -> NDArray[np.float64]:
-    """Bring fields to a grid of ``n_to`` points per dimension.
-
-    Parameters
-    ----------
-    values : (n_samples, n) or (n_samples, n, n) array
-        Fields on the periodic grid ``x_i = i/n`` (``grid="periodic"``: Fourier interpolation,
-        exact for fields with modes below ``min(n, n_to) / 2``) or on the node grid
-        ``x_i = i/(n-1)`` (``grid="nodes"``: bilinear interpolation, second order, exact at the
-        shared nodes).
-    n_to
-        Points per dimension of the target grid.
-    grid
-        ``"periodic"`` or ``"nodes"``.
-
-    Returns
-    -------
-    (n_samples, n_to) or (n_samples, n_to, n_to) array
-    """
-    values = np.asarray(values, dtype=np.float64)
-    if grid == "periodic":
-        if values.ndim != 2:
-            msg = f"`values` must be (n_samples, n) on the periodic grid; got {values.shape}."
-            raise InputError(msg)
-        return _fourier(values, n_to)
-    if values.ndim != 3 or values.shape[1] != values.shape[2]:
-        msg = f"`values` must be (n_samples, n, n) on the node grid; got {values.shape}."
-        raise InputError(msg)
-    if values.shape[-1] == n_to:
-        return values.copy()
-    mat = _linear_matrix(values.shape[-1], n_to)
-    return mat @ values @ mat.T
+#: The interpolation of a rung's answer to the comparison grid: Fourier on periodic grids,
+#: bilinear on node grids, strided where the grids nest (:func:`solvers.grids.resample_output`,
+#: the one a surrogate's prediction on another grid goes through too).
+interpolate = resample_output
 
 
 def run_rung(rung: Rung, fine_inputs: NDArray[np.float64], n_out: int, *, problem: Problem,

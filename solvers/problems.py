@@ -43,9 +43,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from ._rung import Rung
 from .checks import plain
 from .errors import InputError
+from .grids import grid_reachable, grid_stride
+from .ladder_rung import Rung
 
 if TYPE_CHECKING:  # pragma: no cover
     from .contract import Solver
@@ -64,31 +65,6 @@ GRIDS = ("periodic", "nodes")
 #:   from the input, and the PDE residual of a prediction can be computed;
 #: * ``"linear_solves"``: they take a ``linear_solver`` (one of :attr:`Problem.linear_solvers`).
 CAPABILITIES = ("warm_start", "energy_norm", "linear_solves")
-
-
-def grid_reachable(grid: str, n_full: int) -> list[int]:
-    """Resolutions reachable from ``n_full`` by strided subsampling on ``grid``, ascending."""
-    if _check_grid(grid) == "periodic":
-        return [n for n in range(1, n_full + 1) if n_full % n == 0]
-    return [n for n in range(2, n_full + 1) if (n_full - 1) % (n - 1) == 0]
-
-
-def grid_stride(grid: str, n_full: int, n: int) -> int:
-    """The stride that takes ``n_full`` points of ``grid`` to ``n`` points.
-
-    Raises
-    ------
-    InputError
-        If ``n`` is not reachable; the message lists the reachable resolutions.
-    """
-    reachable = grid_reachable(grid, n_full)
-    periodic = grid == "periodic"
-    if n not in reachable:
-        rule = "n_full % n == 0" if periodic else "(n_full - 1) % (n - 1) == 0"
-        msg = (f"`resolution` must be reachable from {n_full} by strided subsampling "
-               f"({rule}): one of {reachable}; got {n}.")
-        raise InputError(msg)
-    return n_full // n if periodic else (n_full - 1) // (n - 1)
 
 
 def _check_grid(grid: str) -> str:
@@ -330,8 +306,8 @@ _DARCY = Problem(
     summary="a -> u of -div(a grad u) = f on [0, 1]^2, u = 0 on the boundary",
     input_name="a", output_name="u", dims=("x", "y"), grid="nodes", data_problem="darcy",
     solvers={"fd": "darcy:DarcyFDSolver", "fem": "darcy:DarcyFEMSolver",
-             "fd-cells": "darcy_grids:DarcyCellFDSolver",
-             "fd-half-open": "darcy_grids:DarcyHalfOpenFDSolver"},
+             "fd-cells": "darcy_grid_variants:DarcyCellFDSolver",
+             "fd-half-open": "darcy_grid_variants:DarcyHalfOpenFDSolver"},
     default_solver="fd", positive_input=True, zero_boundary_output=True,
     capabilities=frozenset({"warm_start", "energy_norm", "linear_solves"}),
     benchmark_resolution=421, physics=("forcing",),

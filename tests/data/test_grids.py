@@ -8,7 +8,7 @@ import pytest
 from neuralop_fem.data import DarcyDataConfig, darcy_dataset, generate, load_dataset
 from neuralop_fem.data.grids import dataset_grid, grid_stride, reachable, zero_boundary
 from neuralop_fem.errors import ConfigError, DatasetError, InputError
-from solvers.darcy_grids import DarcyCellFDSolver, DarcyHalfOpenFDSolver
+from solvers.darcy_grid_variants import DarcyCellFDSolver, DarcyHalfOpenFDSolver
 from solvers.grids import grid_coordinates
 
 

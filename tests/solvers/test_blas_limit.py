@@ -6,7 +6,7 @@ import sys
 
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from solvers._darcy_grid import _CONTROLLER, _blas_limit
+from solvers._darcy_solver_base import _CONTROLLER, _blas_limit
 
 
 def _max_threads() -> int:

@@ -8,7 +8,7 @@ import skfem
 import xarray as xr
 
 from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
-from solvers.darcy_grids import DarcyCellFDSolver
+from solvers.darcy_grid_variants import DarcyCellFDSolver
 from solvers.errors import ConvergenceError, InputError, ShapeError
 
 SOLVERS = [DarcyFDSolver, DarcyFEMSolver]

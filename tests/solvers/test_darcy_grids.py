@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import xarray as xr
 
 from solvers.darcy import DarcyFDSolver
-from solvers.darcy_grids import DarcyCellFDSolver, DarcyHalfOpenFDSolver, assemble_cells
+from solvers.darcy_grid_variants import DarcyCellFDSolver, DarcyHalfOpenFDSolver, assemble_cells
 from solvers.errors import InputError, ShapeError
 from solvers.exact_darcy import QuadraticDarcyProblem, SmoothDarcyProblem
 from solvers.grids import grid_coordinates

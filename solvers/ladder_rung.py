@@ -1,4 +1,5 @@
-"""One rung of a solver ladder (:class:`Rung`; public as :class:`solvers.ladder.Rung`).
+"""The rung of a solver ladder: one solver and its grid (:class:`Rung`; public as
+:class:`solvers.ladder.Rung`).
 
 Its own module so that the problem registry (:mod:`solvers.problems`), which builds each
 problem's ladder, and :mod:`solvers.ladder`, which runs ladders and needs the registry, import

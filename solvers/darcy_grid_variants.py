@@ -1,4 +1,5 @@
-r"""Darcy solvers on the grids of other tools' datasets: cell centres and ``x_i = i/n``.
+r"""Darcy solvers on the grids of other tools' datasets (grid variants): cell centres and
+``x_i = i/n``.
 
 Both solve the problem of :mod:`solvers.darcy`,
 
@@ -17,8 +18,9 @@ convention (:mod:`solvers.grids`; array axis 0 is ``x``, axis 1 is ``y``).
 :class:`DarcyHalfOpenFDSolver`
     The node-grid :class:`~solvers.darcy.DarcyFDSolver` on ``x_i = i/n``, ``i = 0..n-1``
     (neuraloperator's small Darcy grid): the coefficient is extended to the ``n + 1``-node grid
-    by repeating its last row and column (the boundary ``x = 1``, ``y = 1`` is not a sample
-    point), solved there and cut back to ``n x n``. Second order.
+    by repeating its last row and column (:func:`solvers.grids.extend_half_open`; the boundary
+    ``x = 1``, ``y = 1`` is not a sample point), solved there and cut back to ``n x n``.
+    Second order.
 """
 
 from __future__ import annotations
@@ -33,12 +35,13 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._darcy_fd import AVERAGINGS
-from ._darcy_grid import _blas_limit, _check_choice, _check_common, _maxiter
 from ._darcy_linear import solve_linear
+from ._darcy_solver_base import _blas_limit, _check_choice, _check_common, _maxiter
 from .contract import SolveReport, SolverInput, SolverOutput
 from .darcy import DarcyFDSolver
 from .darcy_inputs import coefficient_batch, nodal_field, system_inputs
 from .errors import ConvergenceError
+from .grids import extend_half_open
 
 __all__ = ["CELL_LINEAR_SOLVERS", "DarcyCellFDSolver", "DarcyHalfOpenFDSolver",
            "assemble_cells"]
@@ -226,13 +229,6 @@ class DarcyCellFDSolver:
         return batch.restore(u, name="u"), report
 
 
-def _pad(values: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
-    """``(s, n, n) -> (s, n + 1, n + 1)``, the last row and column repeated."""
-    if values is None:
-        return None
-    return np.pad(values, ((0, 0), (0, 1), (0, 1)), mode="edge")
-
-
 @dataclass(frozen=True, kw_only=True)
 class DarcyHalfOpenFDSolver(DarcyFDSolver):
     """The 5-point FD solver on the grid ``x_i = i/n``, ``i = 0..n-1`` (neuraloperator's).
@@ -270,10 +266,11 @@ class DarcyHalfOpenFDSolver(DarcyFDSolver):
         f = None if forcing is None else nodal_field(forcing, batch, name="forcing",
                                                    broadcast=True)
         u, report = self.node_solver().solve_with_report(
-            _pad(batch.values), initial_guess=_pad(guess), forcing=_pad(f))
+            extend_half_open(batch.values), initial_guess=extend_half_open(guess),
+            forcing=extend_half_open(f))
         return batch.restore(np.asarray(u)[:, :-1, :-1], name="u"), report
 
     def systems(self, inputs: SolverInput) -> list[tuple[sp.csr_matrix, NDArray[np.float64]]]:
         """The node-grid systems of the extended coefficients (``(n - 1)^2`` unknowns each)."""
         a = coefficient_batch(inputs, minimum=2, grid="grid").values
-        return self.node_solver().systems(_pad(a))
+        return self.node_solver().systems(extend_half_open(a))

@@ -1,4 +1,5 @@
-"""The solver contract on the Darcy node grid, shared by the FD and FEM solvers (private).
+"""The base of the Darcy node-grid solvers: the solver contract shared by the FD and FEM
+solvers and the settings checks of the grid variants (private).
 
 Input checks, the per-sample solve loop with its convergence check and report, and the
 public :meth:`_DarcyGridSolver.systems` / :meth:`_DarcyGridSolver.solve_system` that let
