@@ -234,8 +234,8 @@ class DarcyDataConfig(DataConfig):
     grid
         Grid convention of the stored fields (:mod:`solvers.grids`): ``"nodes"`` (default,
         ``x_i = i/(n-1)``), ``"cell-centred"`` (PDEBench's ``(i + 1/2)/n``, solved by
-        :class:`~solvers.darcy_grids.DarcyCellFDSolver`) or ``"half-open"``
-        (neuraloperator's ``i/n``, :class:`~solvers.darcy_grids.DarcyHalfOpenFDSolver`). Both
+        :class:`~solvers.DarcyCellFDSolver`) or ``"half-open"``
+        (neuraloperator's ``i/n``, :class:`~solvers.DarcyHalfOpenFDSolver`). Both
         other grids need ``discretisation="fd"``; the GRF is sampled at the ``n x n`` points
         of the grid alike (its DCT basis does not depend on where the points are).
     """

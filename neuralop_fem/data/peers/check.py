@@ -11,7 +11,7 @@ coordinates of an import (cell centres, ``x_i = i/n``) or the dataset's grid.
   coefficient at a fine node is the value of the nearest data point (piecewise constant, as
   cells or phases are), the solution is read at the data points.
 * Darcy on cell centres (a dataset on the ``"cell-centred"`` grid, or an import whose points
-  are the centres ``(i + 1/2)/n``): :class:`~solvers.darcy_grids.DarcyCellFDSolver` on
+  are the centres ``(i + 1/2)/n``): :class:`~solvers.DarcyCellFDSolver` on
   ``r n x r n`` cells, each data cell split into ``r x r`` cells of its coefficient (no
   resampling of the coefficient); the solution is read at the data's centres (a fine centre
   for odd ``r``, the mean of the four fine cells around it for even ``r``). At ``r = 1`` this
@@ -87,7 +87,7 @@ def _is_cell_centred(axis: NDArray[np.float64]) -> bool:
 
 def _cell_solver(solver: Any) -> Any:
     """The cell-centred solver with the physics (and face averaging) of ``solver``."""
-    from solvers.darcy_grids import DarcyCellFDSolver
+    from solvers.darcy_grid_variants import DarcyCellFDSolver
 
     if isinstance(solver, DarcyCellFDSolver):
         return solver
