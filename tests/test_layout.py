@@ -75,7 +75,9 @@ def _python_files(package: str) -> list[Path]:
 @pytest.mark.parametrize("package", PACKAGES)
 def test_no_private_module_is_imported_from_another_package(package):
     """A private module (``_name``) is imported only from its own package directory, e.g.
-    ``neuralop_fem/training`` may not import ``neuralop_fem.models._grid``."""
+    ``neuralop_fem/training`` may not import ``neuralop_fem.models._grid``. The one exception
+    is ``neuralop_fem._version`` (the version file the build reads, pyproject.toml): every
+    module takes ``__version__`` from it rather than from the package face."""
     bad = []
     for path in _python_files(package):
         rel = path.relative_to(ROOT).with_suffix("")
@@ -91,6 +93,8 @@ def test_no_private_module_is_imported_from_another_package(package):
             if not target or target[0] not in PACKAGES:
                 continue
             for i, part in enumerate(target):
+                if target == ["neuralop_fem", "_version"]:
+                    break
                 if part.startswith("_") and not part.startswith("__") and target[:i] != here:
                     bad.append(f"{rel}: from {'.' * node.level}{node.module or ''}")
                     break
@@ -118,8 +122,43 @@ def test_scripts_import_no_private_solver_module(folder):
     assert not bad, bad
 
 
+#: The lab's packages inside ``benchmarks`` (the measurements and the GPU campaign): what the
+#: drivers call and the tests import.
+LAB_PACKAGES = ("benchmarks.lab", "benchmarks.gpu.campaign")
+
+
 def _benchmark_files() -> list[Path]:
+    """Every module of the ``benchmarks`` tree: the drivers and the lab's packages."""
     return sorted((ROOT / "benchmarks").rglob("*.py"))
+
+
+def _driver_files() -> list[Path]:
+    """The drivers, each run as ``python -m benchmarks.NAME`` from the repository root: the
+    modules of ``benchmarks/`` and ``benchmarks/gpu/`` and the campaign's ``__main__``."""
+    folders = [ROOT / "benchmarks", ROOT / "benchmarks" / "gpu"]
+    files = [p for folder in folders for p in folder.glob("*.py") if p.name != "__init__.py"]
+    return sorted([*files, ROOT / "benchmarks" / "gpu" / "campaign" / "__main__.py"])
+
+
+def _imported_names(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, dotted name)`` of every absolute import, a ``from`` import's names included."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out += [(node.lineno, node.module)]
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+    return out
+
+
+def _is_driver_import(name: str) -> bool:
+    """Whether an imported name of the ``benchmarks`` tree is something other than the lab (or
+    the folders above it): a driver."""
+    lab = any(name == p or name.startswith(f"{p}.") for p in LAB_PACKAGES)
+    above = name in ("benchmarks", "benchmarks.gpu")
+    return name.split(".")[0] == "benchmarks" and not above \
+        and (not lab or name.endswith(".__main__"))
 
 
 def _sys_path_uses(tree: ast.AST) -> list[int]:
@@ -148,34 +187,46 @@ def _private_imports(tree: ast.AST) -> list[str]:
 
 
 def test_benchmarks_are_drivers_of_public_code():
-    """Benchmarks (benchmarks/ and benchmarks/gpu/) reach the packages as users do: no
-    ``sys.path`` insertions, no private module or name of ``solvers`` or ``neuralop_fem``."""
+    """The ``benchmarks`` tree (drivers and lab) reaches the packages as users do: no
+    ``sys.path`` insertions, no private module or name of ``solvers`` or ``neuralop_fem``.
+    What it imports of itself is the lab (:data:`LAB_PACKAGES`), never a driver; and the
+    packages of the wheel never import the lab."""
     bad = []
     for path in _benchmark_files():
         tree = ast.parse(path.read_text())
         rel = path.relative_to(ROOT)
         bad += [f"{rel}:{line}: sys.path" for line in _sys_path_uses(tree)]
         bad += [f"{rel}: {imp}" for imp in _private_imports(tree)]
+        bad += [f"{rel}:{line}: {name}" for line, name in _imported_names(tree)
+                if _is_driver_import(name)]
+    for package in PACKAGES:
+        for path in _python_files(package):
+            bad += [f"{path.relative_to(ROOT)}:{line}: {name}"
+                    for line, name in _imported_names(ast.parse(path.read_text()))
+                    if name.split(".")[0] == "benchmarks"]
     assert not bad, bad
 
 
 def test_benchmarks_stay_thin_drivers():
-    """The CPU drivers ``benchmarks/*.py`` are thin: options, a call of
-    ``neuralop_fem.benchmarking`` (or another package function) and the results file, the
-    measurement itself in the package. Each holds at most 110 lines, and together at most 1500
-    (1324 in 24 drivers before the inference, GPU-solver and reference-training benchmarks, 42 to
-    52 lines each). ``benchmarks/gpu/`` is not counted here: the GPU campaign moves into the
-    package on its own, after which all of ``benchmarks/`` is to stay under 1500 lines."""
-    lines = {p.name: len(p.read_text().splitlines())
-             for p in sorted((ROOT / "benchmarks").glob("*.py"))}
+    """The drivers are thin: options, a call of the lab (``benchmarks.lab``,
+    ``benchmarks.gpu.campaign``) or another package function and the results file, the
+    measurement itself in the lab. Each holds at most 110 lines, and the CPU drivers
+    ``benchmarks/*.py`` together at most 1500 (1324 in 24 drivers before the inference,
+    GPU-solver and reference-training benchmarks, 42 to 52 lines each)."""
+    lines = {p.relative_to(ROOT).as_posix(): len(p.read_text().splitlines())
+             for p in _driver_files()}
     assert not {k: n for k, n in lines.items() if n > 110}, lines
-    assert sum(lines.values()) <= 1500, lines
+    assert "benchmarks/gpu/campaign/__main__.py" in lines
+    cpu = {k: n for k, n in lines.items() if k.count("/") == 1}
+    assert len(cpu) >= 20, cpu
+    assert sum(cpu.values()) <= 1500, cpu
 
 
 def test_no_test_imports_a_benchmark():
-    """Tests test the packages; a benchmark is run as a script (a subprocess), never imported
-    (and no test puts a folder on ``sys.path`` to do so)."""
-    scripts = {p.stem for p in _benchmark_files()}
+    """Tests test the packages and the lab (``from benchmarks.lab import ...``); a driver is
+    run as a command (``python -m benchmarks.NAME`` in a subprocess), never imported (and no
+    test puts a folder on ``sys.path`` to do so)."""
+    scripts = {p.stem for p in _driver_files()} - {"__main__"}
     bad = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         if path == Path(__file__).resolve():
@@ -183,19 +234,16 @@ def test_no_test_imports_a_benchmark():
         tree = ast.parse(path.read_text())
         rel = path.relative_to(ROOT)
         bad += [f"{rel}:{line}: sys.path" for line in _sys_path_uses(tree)]
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                mods = [node.module]
-            elif isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            else:
-                continue
-            bad += [f"{rel}:{node.lineno}: {m}" for m in mods
-                    if m.split(".")[0] in scripts | {"benchmarks"}]
+        bad += [f"{rel}:{line}: {name}" for line, name in _imported_names(tree)
+                if name.split(".")[0] in scripts or _is_driver_import(name)]
     assert not bad, bad
 
 
 def test_the_driver_checks_find_what_they_look_for():
+    assert [_is_driver_import(name) for name in (
+        "benchmarks.lab.inference", "benchmarks.gpu.campaign.machine", "benchmarks.gpu",
+        "benchmarks.bench_fair", "benchmarks.gpu.data_path", "benchmarks.gpu.campaign.__main__",
+        "neuralop_fem.cli")] == [False, False, False, True, True, True, False]
     tree = ast.parse("import sys\nsys.path.insert(0, 'x')\n"
                      "from neuralop_fem.commands._options import int_range\n"
                      "from solvers.darcy import _assemble\nfrom neuralop_fem.data import io\n")

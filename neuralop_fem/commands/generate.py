@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from ..problems import kits
+from ..problems.peer_presets import PEER_PRESETS, get_preset
 from ._options import (
     check_output_file,
     int_range,
@@ -98,8 +99,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _add_like(parser: argparse.ArgumentParser, problem: str) -> None:
-    from ..peer_presets import PEER_PRESETS
-
     presets = {k: p for k, p in PEER_PRESETS.items() if p.problem == problem}
     if not presets:
         return
@@ -114,8 +113,6 @@ def _apply_like(args: argparse.Namespace, base: Any) -> Any:
     name = getattr(args, "like", None)
     if name is None:
         return base
-    from ..peer_presets import get_preset
-
     preset = get_preset(name, args.problem)
     if args.resolution is None and args.append is None:
         args.resolution = preset.resolution

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .provenance import field_names
+
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
@@ -83,8 +85,6 @@ def values_sketch(data: xr.Dataset, names: Sequence[str] | None = None, *, chunk
         "shape", "projections"}}}`` with ``projections`` the k values ``s_j`` of the module
         docstring and ``shape`` the per-sample shape.
     """
-    from .provenance import field_names
-
     if chunk < 1:
         msg = f"`chunk` must be a positive number of samples; got {chunk!r}."
         raise ValueError(msg)
@@ -180,8 +180,6 @@ def values_difference(a: xr.Dataset, b: xr.Dataset, names: Sequence[str] | None 
     ValueError
         If the datasets differ in sample count or in a variable's shape, naming it.
     """
-    from .provenance import field_names
-
     names = list(field_names(a) if names is None else names)
     n = int(a.sizes["sample"])
     if int(b.sizes["sample"]) != n:

@@ -48,6 +48,7 @@ from ..errors import DatasetError, InputError
 from ..problems import data_problems, get_kit, kit_table
 from ..safe_text import printable
 from . import schema as S
+from .io import check_target, save_dataset
 from .provenance import ATTR, import_record, physics_options
 from .safe_hdf5 import MAX_INFLATION, checked_dataset, open_hdf5
 
@@ -297,8 +298,6 @@ def import_mat(
     DatasetError
         See :func:`read_mat`.
     """
-    from .io import check_target, save_dataset
-
     check_target(out, overwrite=overwrite)
     ds = read_mat(path, problem=problem, viscosity=viscosity, final_time=final_time,
                   forcing=forcing)

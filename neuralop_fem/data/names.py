@@ -2,8 +2,9 @@
 global attributes and the ``units`` / ``long_name`` of the shared ones (each problem's
 fields and their attributes are its kit's: :mod:`neuralop_fem.problems`).
 
-The lowest layer of :mod:`neuralop_fem.data`: it imports nothing of the package, so the
-builders (:mod:`~neuralop_fem.data.schema`, which re-exports every name),
+The lowest layer of :mod:`neuralop_fem.data`: it imports only the dimension and variable
+names of :mod:`neuralop_fem.problems.names` (which it re-exports), so the builders
+(:mod:`~neuralop_fem.data.schema`, which re-exports every name),
 :mod:`~neuralop_fem.data.validation` and :mod:`~neuralop_fem.data.provenance` all import it
 without importing each other in a circle.
 """
@@ -11,6 +12,22 @@ without importing each other in a circle.
 from __future__ import annotations
 
 import numpy as np
+
+# The dimension and variable names: the problems' (their kits name their fields with them).
+from ..problems.names import (
+    ITERATIONS,
+    RESIDUAL,
+    SAMPLE,
+    SEED,
+    SOLVE_TIME,
+    TIME,
+    U0,
+    U_T,
+    A,
+    U,
+    X,
+    Y,
+)
 
 __all__ = [
     "A",
@@ -38,22 +55,6 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 CONVENTIONS = "CF-1.8"
-
-# Dimension names.
-SAMPLE = "sample"
-X = "x"
-Y = "y"
-TIME = "time"
-
-# Variable names.
-U0 = "u0"
-U = "u"
-U_T = "u_t"
-A = "a"
-SEED = "seed"
-ITERATIONS = "iterations"
-RESIDUAL = "residual"
-SOLVE_TIME = "solve_time"
 
 # Global attribute recording the floating-point type of the stored fields.
 STORAGE_DTYPE = "storage_dtype"

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from solvers.grids import GRID_CONVENTIONS
 
-from .. import __version__
+from .._version import __version__
 from ..errors import DatasetError
 from ..problems import get_kit
 from .attrs import netcdf_attrs

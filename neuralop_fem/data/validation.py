@@ -16,7 +16,7 @@ import xarray as xr
 from solvers.checks import is_int, is_real, plain
 from solvers.problems import get_problem
 
-from .. import __version__
+from .._version import __version__
 from ..errors import DatasetError
 from ..problems import data_problems, get_kit
 from ..safe_text import clipped_repr, printable

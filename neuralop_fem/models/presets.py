@@ -134,7 +134,7 @@ register_model(FNO1dConfig, FNO1d)
 register_model(FNO2dConfig, FNO2d)
 #: Not the paper's: ``<base>-neuralop`` is tuned for neuraloperator's small Darcy set (1000
 #: training samples at 16 x 16: their ``darcy_train_16.pt`` imported, or ``generate darcy --like
-#: neuralop-darcy``; the family of :data:`neuralop_fem.peer_presets.PEER_PRESETS`
+#: neuralop-darcy``; the family of :data:`neuralop_fem.problems.peer_presets.PEER_PRESETS`
 #: ``"neuralop-darcy"``), with its recipe in ``training/config.py`` (``_RECIPES``) and the
 #: measurements in ``benchmarks/results/peers.md``. The FNO keeps 5 Fourier modes per axis of
 #: the 16-point grid's 8 (5 and 6 generalised to their 32 x 32 test grid better than 8: 0.118

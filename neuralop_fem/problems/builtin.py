@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 
-from ..data.names import ITERATIONS, RESIDUAL, SAMPLE, TIME, U0, U_T, A, U, X, Y
-from ..peer_presets import NEURALOP_PHASE_VALUES
-from . import NeuralopFormat, PDEBenchFormat, PeerTrajectory, ProblemKit
+from .kit import ProblemKit
+from .names import ITERATIONS, RESIDUAL, SAMPLE, TIME, U0, U_T, A, U, X, Y
+from .peer_formats import NeuralopFormat, PDEBenchFormat, PeerTrajectory
+from .peer_presets import NEURALOP_PHASE_VALUES
 from .reproduction import DataVariant, QuickScale, ReproductionSpec
 
 __all__ = ["BURGERS", "DARCY", "DARCY_INVERSE", "KITS"]

@@ -1,7 +1,8 @@
 """Dataset generation: parallel, resumable, appendable (see :func:`generate`).
 
 - :mod:`.api`: :func:`generate` and :func:`read_generation_settings`
-- :mod:`.config`: :class:`BurgersDataConfig`, :class:`DarcyDataConfig` (physics and numerics)
+- :mod:`.config`: :class:`BurgersDataConfig`, :class:`DarcyDataConfig` (physics and numerics),
+  :func:`like_config` (the config of another tool's kind of data, ``generate --like``)
 - :mod:`.executors`: local processes or a dask cluster; one chunk of samples per task
 - :mod:`.store`: the chunk store of an unfinished run (``FILE.nc.partial/``)
 - :mod:`.assemble`: the final file from the chunks
@@ -20,6 +21,7 @@ _NAMES = {
     "BENCHMARK_RESOLUTION": "api", "DEFAULT_CHUNK_SIZE": "api", "generate": "api",
     "read_generation_settings": "api", "BurgersDataConfig": "config",
     "DarcyDataConfig": "config", "DataConfig": "config", "config_class": "config",
+    "like_config": "config",
     "generate_samples": "samples",
 }
 
@@ -32,6 +34,7 @@ __all__ = [
     "config_class",
     "generate",
     "generate_samples",
+    "like_config",
     "read_generation_settings",
 ]
 

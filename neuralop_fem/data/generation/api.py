@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ... import __version__
+from ..._version import __version__
 from ...errors import ConfigError, DatasetError
 from ...files import ExclusiveLock, remove_stale_temporaries
 from ...problems import get_kit, kit_table
 from ...torch_solvers.errors import DeviceMemoryError
+from ..io import load_dataset
 from ..provenance import ATTR, generation_settings
 from .assemble import assemble, check_storable
 from .config import (
@@ -112,8 +113,6 @@ def read_generation_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     DatasetError
         If the file is not a dataset written by :func:`generate`.
     """
-    from ..io import load_dataset
-
     path = Path(path)
     with load_dataset(path) as ds:
         attrs = dict(ds.attrs)

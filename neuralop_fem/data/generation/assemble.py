@@ -19,6 +19,7 @@ import xarray as xr
 
 from solvers.problems import get_problem
 
+from ...errors import ConfigError, DatasetError
 from ...problems import get_kit
 from .. import schema as S
 from ..io import load_dataset, save_dataset
@@ -70,8 +71,6 @@ def _file_attrs(manifest: Manifest, source: str,
 def check_storable(manifest: Manifest) -> None:
     """Raise :class:`~neuralop_fem.errors.ConfigError` now if the attributes the finished file
     would record cannot be stored in netCDF (checked before any sample is solved)."""
-    from ...errors import ConfigError, DatasetError
-
     try:
         S.netcdf_attrs(_file_attrs(manifest, "check"))
     except (DatasetError, TypeError, ValueError, OverflowError) as exc:

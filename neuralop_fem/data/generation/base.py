@@ -39,12 +39,6 @@ def solver_default(problem: str, setting: str) -> Any:
     return get_problem(problem).solver_class().__dataclass_fields__[setting].default
 
 
-def _grf_module() -> Any:
-    import solvers.grf
-
-    return solvers.grf
-
-
 class DataConfig(FrozenConfig):
     """Behaviour shared by :class:`BurgersDataConfig` and :class:`DarcyDataConfig`.
 

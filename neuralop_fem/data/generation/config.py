@@ -11,12 +11,14 @@ The behaviour all configs share (the solver choice, the solver or its torch twin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import NDArray
 
+from solvers.grf import NeumannGRF, PeriodicGRF, threshold
 from solvers.problems import get_problem
 
 from ...config_base import (
@@ -26,7 +28,9 @@ from ...config_base import (
     positive_int,
 )
 from ...errors import ConfigError
-from .base import DataConfig, _check_int, _grf_module, _report_arrays, option, solver_default
+from ...problems import generated_problems, get_kit
+from ...problems.peer_presets import get_preset
+from .base import DataConfig, _check_int, _report_arrays, option, solver_default
 
 __all__ = [
     "DARCY_GRIDS",
@@ -34,6 +38,7 @@ __all__ = [
     "DarcyDataConfig",
     "DataConfig",
     "config_class",
+    "like_config",
     "option",
     "solver_default",
 ]
@@ -162,8 +167,7 @@ class BurgersDataConfig(DataConfig):
 
     def make_sampler(self, resolution: int) -> Any:
         """The initial-condition GRF on ``resolution`` points."""
-        grf = _grf_module()
-        return grf.PeriodicGRF(
+        return PeriodicGRF(
             resolution, sigma=self.grf_sigma, tau=self.grf_tau, alpha=self.grf_alpha
         )
 
@@ -338,15 +342,13 @@ class DarcyDataConfig(DataConfig):
 
     def make_sampler(self, resolution: int) -> Any:
         """The GRF that is thresholded into the coefficient, on the ``n x n`` node grid."""
-        grf = _grf_module()
-        return grf.NeumannGRF(resolution, tau=self.grf_tau, alpha=self.grf_alpha)
+        return NeumannGRF(resolution, tau=self.grf_tau, alpha=self.grf_alpha)
 
     def draw_inputs(self, resolution: int, seeds: NDArray[np.uint64]) -> NDArray[np.float64]:
         """The two-phase coefficients ``a`` (``(c, n, n)``) of the samples with per-sample
         ``seeds``."""
-        grf = _grf_module()
         field = self.make_sampler(resolution).sample(len(seeds), seeds=seeds)
-        return grf.threshold(field, high=self.contrast_high, low=self.contrast_low)
+        return threshold(field, high=self.contrast_high, low=self.contrast_low)
 
     def solve_chunk(self, resolution: int, seeds: NDArray[np.uint64], *,
                     device: str | None = None, batch_size: int | None = None
@@ -368,10 +370,30 @@ class DarcyDataConfig(DataConfig):
 def config_class(problem: str) -> type[DataConfig]:
     """The config class of ``problem`` (its kit's ``data_config``: :class:`BurgersDataConfig`
     for ``"burgers"``, :class:`DarcyDataConfig` for ``"darcy"``)."""
-    from ...problems import generated_problems, get_kit
-
     if problem not in generated_problems():
         valid = ", ".join(map(repr, generated_problems()))
         msg = f"`problem` must be one of {valid}; got {problem!r}."
         raise ConfigError(msg)
     return get_kit(problem).config_class()
+
+
+def like_config(name: str, overrides: Mapping[str, Any] | None = None) -> tuple[DataConfig, int]:
+    """The data config and resolution of the peer preset ``name``
+    (:data:`neuralop_fem.problems.peer_presets.PEER_PRESETS`, ``generate --like``), with
+    ``overrides`` of config fields (unknown names are a
+    :class:`~neuralop_fem.errors.ConfigError`).
+
+    Returns
+    -------
+    (config, resolution)
+        Pass both to :func:`neuralop_fem.generate`.
+
+    Examples
+    --------
+    >>> config, n = like_config("pdebench-darcy", {"forcing": 0.1})
+    >>> config.grid, config.contrast_low, config.forcing, n
+    ('cell-centred', 0.1, 0.1, 128)
+    """
+    preset = get_preset(name)
+    base = config_class(preset.problem)()
+    return base.replace(**{**preset.settings, **(overrides or {})}), preset.resolution

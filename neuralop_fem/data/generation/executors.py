@@ -24,6 +24,11 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
+from solvers.grf import sample_seeds
+
+from ...errors import ConfigError
+from ...extras import require
+from ..float_paths import float_paths_json
 from .config import DataConfig
 from .store import FLOAT_PATHS
 
@@ -56,10 +61,6 @@ def solve_chunk(
     0-d text array ``float_paths``, the kernel choices of the process that solved them
     (:func:`neuralop_fem.data.float_paths.float_paths`).
     """
-    from solvers.grf import sample_seeds
-
-    from ..float_paths import float_paths_json
-
     seeds = np.asarray(sample_seeds(dataset_seed, np.arange(start, stop)), dtype=np.uint64)
     if device is None:  # the numpy solvers (a plugin's config may not know `device`)
         out = config.solve_chunk(resolution, seeds)
@@ -197,8 +198,6 @@ def check_main_guard() -> None:
     main = sys.modules.get("__main__")
     line = _unguarded_call_line(main) if main is not None else None
     if line is not None:
-        from ...errors import ConfigError
-
         msg = (f"generate() with worker processes was called at the top level of the script "
                f"{main.__file__} (line {line}); every worker imports that script again. Put the "
                "call under `if __name__ == \"__main__\":` (see docs/generating_data.md) or pass "
@@ -232,9 +231,6 @@ def _run_dask(
     tasks: Sequence[tuple[int, int]], args: tuple[Any, ...], scheduler: str,
     on_done: Callable[[int, int, ChunkResult], None],
 ) -> None:
-    from ...errors import ConfigError
-    from ...extras import require
-
     distributed = require("distributed", needed_for="`scheduler` (--scheduler)")
     Client, as_completed = distributed.Client, distributed.as_completed
 

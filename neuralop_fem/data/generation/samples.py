@@ -15,10 +15,13 @@ import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike
 
+from solvers.grf import sample_seeds
 from solvers.problems import get_problem
 
+from ..._version import __version__
 from ...errors import ConfigError
 from ...problems import get_kit
+from ..float_paths import float_paths_json
 from .api import _SOURCE, BENCHMARK_RESOLUTION, MAX_SEED, _int_arg, _settings
 from .assemble import _file_attrs
 from .config import DataConfig, config_class
@@ -83,10 +86,6 @@ def generate_samples(
         BENCHMARK_RESOLUTION[problem] if resolution is None else resolution)
     seed = _int_arg(seed, "seed", minimum=0, maximum=MAX_SEED)
     idx = _check_indices(indices)
-    from solvers.grf import sample_seeds
-
-    from ..float_paths import float_paths_json
-
     seeds = np.asarray(sample_seeds(seed, idx), dtype=np.uint64)
     arrays = config.solve_chunk(resolution, seeds)
     solver = config.make_solver()
@@ -94,7 +93,7 @@ def generate_samples(
         "settings": _settings(problem, config, resolution=resolution, seed=seed, dtype=dtype),
         "chunk_size": idx.size, "stop": int(idx.max()) + 1,
         "solver_class": type(solver).__name__, "solver_config": solver.config,
-        "neuralop_fem_version": _version(),
+        "neuralop_fem_version": __version__,
     }
     attrs = _file_attrs(manifest, _SOURCE, [json.loads(float_paths_json())])  # type: ignore[arg-type]
     spec = get_problem(problem)
@@ -106,9 +105,3 @@ def generate_samples(
         arrays[spec.input_name].astype(dtype), arrays[spec.output_name].astype(dtype), sample=idx,
         seed=seeds, iterations=arrays["iterations"], residual=arrays["residual"],
         solve_time=arrays["solve_time"], attrs=attrs, **extra)
-
-
-def _version() -> str:
-    from ... import __version__
-
-    return __version__

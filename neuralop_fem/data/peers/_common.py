@@ -26,6 +26,7 @@ from ...problems import ProblemKit, data_problems, get_kit, kits
 from ...safe_text import clipped_repr, printable
 from .. import schema as S
 from ..provenance import ATTR, import_record, physics_options
+from ..validation import validate
 
 __all__ = [
     "CHUNK_BYTES",
@@ -365,6 +366,4 @@ def build_dataset(problem: str, fields: Mapping[str, Field], *, attrs: Mapping[s
     coords = {name: (c.dims, np.arange(n, dtype=np.int64) if name == S.SAMPLE else c.values,
                      c.attrs) for name, c in skeleton.coords.items()}
     ds = xr.Dataset(data_vars, coords=coords, attrs=skeleton.attrs)
-    from ..validation import validate
-
     return validate(ds, source=source_file)

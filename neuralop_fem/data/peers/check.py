@@ -35,6 +35,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
+from solvers.darcy_grid_variants import DarcyCellFDSolver
 from solvers.problems import get_problem
 
 from ...errors import InputError
@@ -87,8 +88,6 @@ def _is_cell_centred(axis: NDArray[np.float64]) -> bool:
 
 def _cell_solver(solver: Any) -> Any:
     """The cell-centred solver with the physics (and face averaging) of ``solver``."""
-    from solvers.darcy_grid_variants import DarcyCellFDSolver
-
     if isinstance(solver, DarcyCellFDSolver):
         return solver
     return DarcyCellFDSolver(forcing=solver.forcing,

@@ -36,10 +36,12 @@ import numpy as np
 import xarray as xr
 
 from ...errors import DatasetError, InputError
-from ...peer_presets import NEURALOP_PHASE_VALUES
+from ...files import write_bytes_atomic
 from ...problems import NeuralopFormat, PeerTrajectory, ProblemKit
+from ...problems.peer_presets import NEURALOP_PHASE_VALUES
 from .. import schema as S
 from ..dim_order import in_api_order
+from ..io import check_target, save_dataset
 from ._common import (
     Field,
     build_dataset,
@@ -61,7 +63,7 @@ __all__ = ["DEFAULT_PHASE_VALUES", "export_neuralop", "import_neuralop", "read_n
 #: kit's ``neuralop_format.phase_values``). Their ratio, 20, matched the labels of
 #: neuraloperator's 16 x 16 set best among 5, 10, 20, 50 and 1000 when solved with this
 #: package's solver (docs/data_from_other_tools.md); their forcing is unknown. The same values
-#: as ``generate --like neuralop-darcy`` (:mod:`neuralop_fem.peer_presets`).
+#: as ``generate --like neuralop-darcy`` (:mod:`neuralop_fem.problems.peer_presets`).
 DEFAULT_PHASE_VALUES = NEURALOP_PHASE_VALUES
 
 #: Accepted (input, output) key pairs, newest first.
@@ -274,8 +276,6 @@ def import_neuralop(path: str | os.PathLike[str], out: str | os.PathLike[str], *
 
     ``dtype``: storage type (None keeps the file's float type).
     """
-    from ..io import check_target, save_dataset
-
     check_target(out, overwrite=overwrite)
     ds = read_neuralop(path, problem=problem, viscosity=viscosity, final_time=final_time,
                        forcing=forcing, phase_values=phase_values)
@@ -298,8 +298,6 @@ def export_neuralop(data: xr.Dataset, out: str | os.PathLike[str], *,
     import io
 
     import torch
-
-    from ...files import write_bytes_atomic
 
     data = in_api_order(data)  # (sample, x, y) by name, whichever order it holds
     kit = format_kit(str(data.attrs["problem"]), _ATTR, _TOOL, what="the dataset's problem")

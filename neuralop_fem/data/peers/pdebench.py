@@ -39,9 +39,11 @@ import numpy as np
 import xarray as xr
 
 from ...errors import DatasetError
+from ...files import atomic_path
 from ...problems import PDEBenchFormat, PeerTrajectory, ProblemKit
 from .. import schema as S
 from ..dim_order import in_api_order
+from ..io import check_target, save_dataset
 from ..names import GRID
 from ..safe_hdf5 import checked_dataset, open_hdf5
 from ._common import (
@@ -291,8 +293,6 @@ def import_pdebench(path: str | os.PathLike[str], out: str | os.PathLike[str], *
     """
     import dask
 
-    from ..io import check_target, save_dataset
-
     check_target(out, overwrite=overwrite)
     path = Path(path)
     with _opened(path) as f:
@@ -316,8 +316,6 @@ def export_pdebench(data: xr.Dataset, out: str | os.PathLike[str], *,
     loader casts them to float32). Written atomically.
     """
     import h5py
-
-    from ...files import atomic_path
 
     data = in_api_order(data)  # (sample, x, y) by name, whichever order it holds
     kit = format_kit(str(data.attrs["problem"]), _ATTR, _TOOL, what="the dataset's problem")

@@ -17,9 +17,10 @@ import torch
 
 from neuralop_fem.cli import main
 from neuralop_fem.data import load_dataset
+from neuralop_fem.data.generation import like_config
 from neuralop_fem.data.peers.neuralop import DEFAULT_PHASE_VALUES
 from neuralop_fem.errors import ConfigError
-from neuralop_fem.peer_presets import PEER_PRESETS, get_preset, like_config
+from neuralop_fem.problems.peer_presets import PEER_PRESETS, get_preset
 from neuralop_fem.training import training_preset
 
 ROOT = Path(__file__).resolve().parents[3]

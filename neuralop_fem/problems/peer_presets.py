@@ -3,7 +3,8 @@
 A table of plain values (this module imports nothing heavy, so the command line lists the
 presets in ``--help`` without importing xarray).
 
-``neuralop-fem generate darcy --like NAME`` (or :func:`like_config` in Python) takes the grid,
+``neuralop-fem generate darcy --like NAME`` (or
+:func:`neuralop_fem.data.generation.like_config` in Python) takes the grid,
 resolution and physics of a peer's dataset from a :class:`PeerPreset`; options given beside it
 override the preset. The data are this package's (GRF coefficient, verified solver, seeds and
 provenance); ``neuralop-fem export --format FORMAT`` then writes them in the peer's layout.
@@ -35,7 +36,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["NEURALOP_PHASE_VALUES", "PEER_PRESETS", "PeerPreset", "get_preset", "like_config"]
+from ..errors import ConfigError
+
+__all__ = ["NEURALOP_PHASE_VALUES", "PEER_PRESETS", "PeerPreset", "get_preset"]
 
 #: Coefficient values of the True and False phases of neuraloperator's boolean Darcy ``x``:
 #: their ratio, 20, matched the labels of their 16 x 16 set best among 5, 10, 20, 50 and 1000
@@ -102,30 +105,7 @@ def get_preset(name: str, problem: str | None = None) -> PeerPreset:
     """The preset ``name`` (of ``problem`` when given); the error lists the valid names."""
     valid = [k for k, p in PEER_PRESETS.items() if problem is None or p.problem == problem]
     if name not in valid:
-        from .errors import ConfigError
-
         msg = f"`like` must be one of {', '.join(map(repr, valid))}; got {name!r}."
         raise ConfigError(msg)
     return PEER_PRESETS[name]
 
-
-def like_config(name: str, overrides: Mapping[str, Any] | None = None) -> tuple[Any, int]:
-    """The data config and resolution of preset ``name``, with ``overrides`` of config fields
-    (unknown names are a :class:`~neuralop_fem.errors.ConfigError`).
-
-    Returns
-    -------
-    (config, resolution)
-        Pass both to :func:`neuralop_fem.generate`.
-
-    Examples
-    --------
-    >>> config, n = like_config("pdebench-darcy", {"forcing": 0.1})
-    >>> config.grid, config.contrast_low, config.forcing, n
-    ('cell-centred', 0.1, 0.1, 128)
-    """
-    from .data.generation import config_class
-
-    preset = get_preset(name)
-    base = config_class(preset.problem)()
-    return base.replace(**{**preset.settings, **(overrides or {})}), preset.resolution
