@@ -18,7 +18,7 @@ from pathlib import Path
 from neuralop_fem.benchmarking.solvers import burgers_speed_accuracy, markdown_burgers
 from neuralop_fem.benchmarking.timing import hardware
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import run_script
+from neuralop_fem.reproduce.script_runner import run_script
 
 RESULTS = Path(__file__).parent / "results"
 

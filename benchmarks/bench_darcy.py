@@ -27,7 +27,7 @@ from pathlib import Path
 from neuralop_fem.benchmarking.solvers import darcy_accuracy, darcy_speed, markdown_darcy
 from neuralop_fem.benchmarking.timing import hardware
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import run_script
+from neuralop_fem.reproduce.script_runner import run_script
 
 RESULTS = Path(__file__).parent / "results"
 METHODS = ["direct", "cg", "amg-sa", "amg-rs", "gmg"]

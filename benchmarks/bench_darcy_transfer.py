@@ -33,7 +33,7 @@ from typing import Any
 from neuralop_fem.benchmarking.transfer import NARROW, evaluate_on_grids, markdown, train_narrow
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.reproduce.script_runner import count, run_script
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -27,7 +27,7 @@ from neuralop_fem.benchmarking.fair import markdown, verdict_of_run
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.errors import InputError
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.reproduce.script_runner import count, run_script
 from neuralop_fem.zoo import resolve_run_dir
 
 RESULTS = Path(__file__).resolve().parent / "results"

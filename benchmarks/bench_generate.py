@@ -22,7 +22,7 @@ from pathlib import Path
 from neuralop_fem.benchmarking.generation import markdown, measure
 from neuralop_fem.environment import command_line, cpu_model, package_versions, thread_settings
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.reproduce.script_runner import count, run_script
 
 RESULTS = Path(__file__).parent / "results"
 

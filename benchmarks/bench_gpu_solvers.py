@@ -18,7 +18,7 @@ from pathlib import Path
 
 from neuralop_fem.benchmarking.gpu_solvers import markdown, run
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.reproduce.script_runner import count, run_script
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -41,7 +41,7 @@ from neuralop_fem.benchmarking.inverse import compare_cell, markdown_cells, test
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.inverse import grid_data, paper_observations
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.reproduce.script_runner import count, run_script
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

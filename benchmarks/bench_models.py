@@ -40,7 +40,7 @@ from pathlib import Path
 
 from neuralop_fem.benchmarking import models as bm
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import run_script
+from neuralop_fem.reproduce.script_runner import run_script
 
 RESULTS = Path(__file__).parent / "results"
 PARTS = {"cpu": (bm.cpu, bm.markdown_cpu, "cpu"),

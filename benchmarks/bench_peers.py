@@ -22,7 +22,7 @@ from neuralop_fem.benchmarking.peers import THEIRS, import_files, markdown, ours
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.peer_presets import get_preset
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import run_script
+from neuralop_fem.reproduce.script_runner import run_script
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -31,7 +31,7 @@ import numpy as np
 from neuralop_fem.benchmarking.rungs import burgers_rows, darcy_ladder, darcy_rows, markdown
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.reproduce.script_runner import count, run_script
 from solvers import DarcyFDSolver, NeumannGRF, threshold
 
 RESULTS = Path(__file__).resolve().parent / "results"

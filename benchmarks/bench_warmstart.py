@@ -42,7 +42,7 @@ import numpy as np
 from neuralop_fem.benchmarking import warmstart as bw
 from neuralop_fem.benchmarking.timing import hardware
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.reproduce.script_runner import count, run_script
 from neuralop_fem.surrogate.warmstart import VARIANTS
 from solvers.darcy import DarcyFDSolver
 from solvers.grf import NeumannGRF, threshold

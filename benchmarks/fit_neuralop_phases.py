@@ -21,7 +21,7 @@ import numpy as np
 from neuralop_fem.benchmarking.peers import PHASE_RATIOS, fit_phases, phase_markdown
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import run_script
+from neuralop_fem.reproduce.script_runner import run_script
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

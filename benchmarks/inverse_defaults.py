@@ -32,7 +32,7 @@ from pathlib import Path
 from neuralop_fem.benchmarking import inverse_settings as bi
 from neuralop_fem.benchmarking.timing import hardware
 from neuralop_fem.reproduce.results import write_results
-from neuralop_fem.reproduce.script import count, run_script
+from neuralop_fem.reproduce.script_runner import count, run_script
 from solvers import DarcyInverseSolver
 
 RESULTS = Path(__file__).parent / "results"

@@ -21,7 +21,7 @@ from pathlib import Path
 from neuralop_fem.benchmarking.plots import epoch_budget_figure, epoch_budget_series
 from neuralop_fem.plotting import save
 from neuralop_fem.reproduce.epoch_budget import table
-from neuralop_fem.reproduce.script import run_script
+from neuralop_fem.reproduce.script_runner import run_script
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reproduction.json"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from neuralop_fem.benchmarking.plots import learning_curves_figure
 from neuralop_fem.plotting import save
-from neuralop_fem.reproduce.script import run_script
+from neuralop_fem.reproduce.script_runner import run_script
 
 
 def _pair(text: str, what: str) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from neuralop_fem.benchmarking.plots import read_scalars, tensorboard_figure
 from neuralop_fem.plotting import save
-from neuralop_fem.reproduce.script import run_script
+from neuralop_fem.reproduce.script_runner import run_script
 
 
 def main(argv: list[str] | None = None) -> int:
