@@ -2,7 +2,7 @@
 
 Their ``darcy_train_16.pt``, ``darcy_test_16.pt`` and ``darcy_test_32.pt`` (their repository,
 ``neuralop/data/datasets/data``) are imported; the ``neuralop-darcy`` family of presets
-(:mod:`neuralop_fem.peer_presets`) trains as it stands and is evaluated on the test files fed
+(:mod:`neuralop_fem.problems.peer_presets`) trains as it stands and is evaluated on the test files fed
 directly; their example FNO (``examples/models/plot_FNO_darcy.py``'s model and settings) trains
 in the same process where the ``neuralop`` package imports. What is measured and how:
 :mod:`neuralop_fem.benchmarking.peers` (``ours``, ``theirs``). Writes ``results/peers.{json,md}``.
@@ -20,7 +20,7 @@ from typing import Any
 
 from neuralop_fem.benchmarking.peers import THEIRS, import_files, markdown, ours, theirs
 from neuralop_fem.environment import environment_record as record
-from neuralop_fem.peer_presets import get_preset
+from neuralop_fem.problems.peer_presets import get_preset
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import run_script
 
