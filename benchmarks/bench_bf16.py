@@ -1,10 +1,10 @@
 """What bf16 autocast costs in accuracy and gains in speed, by which parts stay in float32
-(``neuralop_fem.benchmarking.bf16``): the output deviation of the zoo's models whose data file
+(``benchmarks.lab.bf16``): the output deviation of the zoo's models whose data file
 is given and of any run directories in ``--runs``, and training steps per second.
 
 Run (on a CPU with native bf16; elsewhere bf16 is emulated and the speeds say little)::
 
-    python benchmarks/bench_bf16.py --burgers-data burgers_nugt_n8192_N1224.nc \
+    python -m benchmarks.bench_bf16 --burgers-data burgers_nugt_n8192_N1224.nc \
         [--darcy-data darcy_n421_N1224.nc] [--runs RUN ...] [--samples 30]
 
 Writes ``benchmarks/results/bf16.json`` and ``bf16.md``.
@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 import xarray as xr
 
-from neuralop_fem.benchmarking import bf16
+from benchmarks.lab import bf16
 from neuralop_fem.environment import environment_record
 from neuralop_fem.reproduce.results import footer, write_results
 from neuralop_fem.training import load_trained

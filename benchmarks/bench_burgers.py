@@ -4,9 +4,9 @@ Reports, for nu = 0.1/(2 pi) and 0.1: seconds per sample (batch, best of repeats
 steps, FFT pairs and the FFT floor (time of one batched full-length rfft+irfft pair times the
 number of pairs, scaled by the mean FFT length actually used), and the relative L2 error
 against :func:`solvers.exact.burgers_exact`. Writes benchmarks/results/burgers_solver.json/.md
-(:func:`neuralop_fem.benchmarking.solvers.burgers_speed_accuracy`).
+(:func:`benchmarks.lab.solvers.burgers_speed_accuracy`).
 
-Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_burgers.py [--quick]
+Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_burgers [--quick]
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking.solvers import burgers_speed_accuracy, markdown_burgers
-from neuralop_fem.benchmarking.timing import hardware
+from benchmarks.lab.solvers import burgers_speed_accuracy, markdown_burgers
+from benchmarks.lab.timing import hardware
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import run_script
 

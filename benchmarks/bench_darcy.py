@@ -11,11 +11,11 @@ coarse coefficient is the fine one sampled at the coarse nodes.
 
 Run (single-threaded BLAS as the results are reported)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_darcy.py
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_darcy.py --quick
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_darcy
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_darcy --quick
 
 Writes ``benchmarks/results/darcy_solver.json`` and ``.md``; the measurements are
-:mod:`neuralop_fem.benchmarking.solvers`'.
+:mod:`benchmarks.lab.solvers`'.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking.solvers import darcy_accuracy, darcy_speed, markdown_darcy
-from neuralop_fem.benchmarking.timing import hardware
+from benchmarks.lab.solvers import darcy_accuracy, darcy_speed, markdown_darcy
+from benchmarks.lab.timing import hardware
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import run_script
 

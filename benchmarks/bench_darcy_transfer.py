@@ -16,11 +16,11 @@ without retraining? Errors are mean test relative L2 against the data's solution
 
 Run::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_darcy_transfer.py \\
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_darcy_transfer \\
         --data darcy_n421.nc --runs runs/transfer [--train-grid 43] [--grids 43 85 141 211]
 
 Writes ``benchmarks/results/darcy_transfer.{json,md}``. Existing finished runs under ``--runs``
-are reused (delete them to retrain). The measurements: :mod:`neuralop_fem.benchmarking.transfer`.
+are reused (delete them to retrain). The measurements: :mod:`benchmarks.lab.transfer`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from neuralop_fem.benchmarking.transfer import NARROW, evaluate_on_grids, markdown, train_narrow
+from benchmarks.lab.transfer import NARROW, evaluate_on_grids, markdown, train_narrow
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import count, run_script

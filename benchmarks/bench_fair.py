@@ -10,9 +10,9 @@ a process pool, the surrogate with as many torch threads). The surrogate's train
 (epochs, samples, wall time) is recorded beside it: a verdict is about that model, not about
 what the architecture could reach. Writes benchmarks/results/fair.{json,md}; the reports
 (summary.md, plots, comparison.nc) go to ``--reports``. The measurement is
-:func:`neuralop_fem.benchmarking.fair.verdict_of_run`.
+:func:`benchmarks.lab.fair.verdict_of_run`.
 
-Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/bench_fair.py \\
+Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m benchmarks.bench_fair \\
          --run RUN_DIR:DATA.nc [--run zoo:NAME:DATA.nc ...] [--max-samples 16] [--reports DIR]
          [--results DIR]
 """
@@ -23,7 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking.fair import markdown, verdict_of_run
+from benchmarks.lab.fair import markdown, verdict_of_run
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.errors import InputError
 from neuralop_fem.reproduce.results import write_results

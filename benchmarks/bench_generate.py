@@ -10,7 +10,7 @@ For each problem at its benchmark resolution (Burgers 8192, Darcy 421) this meas
 
 Writes ``benchmarks/results/generate.json`` and ``generate.md``. ``--quick``: a smoke run at
 small resolutions. Run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1. The measurement is
-:func:`neuralop_fem.benchmarking.generation.measure`.
+:func:`benchmarks.lab.generation.measure`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking.generation import markdown, measure
+from benchmarks.lab.generation import markdown, measure
 from neuralop_fem.environment import command_line, cpu_model, package_versions, thread_settings
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import count, run_script

@@ -2,12 +2,12 @@
 
 Burgers n = 128, 1024, 8192 and Darcy 43, 141, 421; the twin at batch sizes 1 to 1024 (on a
 CPU fewer, and fewer samples at the large grids), the numpy solvers as the generator runs them
-on all cores (:mod:`neuralop_fem.benchmarking.gpu_solvers` says what is timed). Writes
+on all cores (:mod:`benchmarks.lab.gpu_solvers` says what is timed). Writes
 ``benchmarks/results/gpu_solvers.{json,md}`` (``--device cuda``: ``gpu_solvers_cuda``; the GPU
 campaign's ``solvers`` stage runs it on a GPU).
 
-    nice -n 10 python benchmarks/bench_gpu_solvers.py              # this CPU, a few minutes
-    python benchmarks/bench_gpu_solvers.py --device cuda           # a GPU machine
+    nice -n 10 python -m benchmarks.bench_gpu_solvers              # this CPU, a few minutes
+    python -m benchmarks.bench_gpu_solvers --device cuda           # a GPU machine
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking.gpu_solvers import markdown, run
+from benchmarks.lab.gpu_solvers import markdown, run
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import count, run_script
 

@@ -1,10 +1,10 @@
 """Inference speed of the zoo's models: ``Surrogate.solve`` against the bare forward pass, FLOPs,
 the share of a dense matmul's rate, and each precision's accuracy cost
-(``neuralop_fem.benchmarking.inference``).
+(``benchmarks.lab.inference``).
 
 Run (a few minutes on two cores; ``--gpu`` adds a CUDA device's rows)::
 
-    nice python benchmarks/bench_inference.py [--models NAME ...] [--samples 24] [--gpu]
+    nice python -m benchmarks.bench_inference [--models NAME ...] [--samples 24] [--gpu]
 
 Writes ``benchmarks/results/inference.json`` and ``inference.md`` (``--out`` another folder);
 ``--merge`` measures only ``--models`` and replaces their entries in the existing file (the
@@ -18,7 +18,7 @@ import json
 import os
 from pathlib import Path
 
-from neuralop_fem.benchmarking import inference, inference_report
+from benchmarks.lab import inference, inference_report
 from neuralop_fem.environment import environment_record
 from neuralop_fem.reproduce.results import footer, write_results
 from neuralop_fem.training.amp import cpu_bf16_features

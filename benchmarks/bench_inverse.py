@@ -22,12 +22,12 @@ and the warm start's ratios against the default start.
 
 Run::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_inverse.py \\
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_inverse \\
         --run RUN_DIR --data darcy_n421.nc [--samples 8] [--grids 85 141] [--noise 0 0.01 0.1] \\
         [--warm-phases 3 12] [--tag T]
 
 Writes ``benchmarks/results/inverse.{json,md}`` (``--tag T``: ``inverse_T.*``); each cell is
-:func:`neuralop_fem.benchmarking.inverse.compare_cell`.
+:func:`benchmarks.lab.inverse.compare_cell`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking.inverse import compare_cell, markdown_cells, test_split
+from benchmarks.lab.inverse import compare_cell, markdown_cells, test_split
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.inverse import grid_data, paper_observations
 from neuralop_fem.reproduce.results import write_results

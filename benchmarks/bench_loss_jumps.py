@@ -1,10 +1,10 @@
 """The largest rise of an epoch's mean training loss over the lowest before it, in every
 committed ``*metrics.csv`` of ``benchmarks/results`` (and any further files given):
-the evidence for the divergence guard's default factor (``neuralop_fem.benchmarking.loss_jumps``).
+the evidence for the divergence guard's default factor (``benchmarks.lab.loss_jumps``).
 
 Run::
 
-    python benchmarks/bench_loss_jumps.py [--files RUN/metrics.csv ...]
+    python -m benchmarks.bench_loss_jumps [--files RUN/metrics.csv ...]
 
 Writes ``benchmarks/results/loss_jumps.json`` and ``loss_jumps.md``.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neuralop_fem.benchmarking import loss_jumps
+from benchmarks.lab import loss_jumps
 from neuralop_fem.environment import environment_record
 from neuralop_fem.reproduce.results import footer, write_results
 from neuralop_fem.training import TrainConfig

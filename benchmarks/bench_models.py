@@ -14,12 +14,12 @@ Two parts, every case in a fresh subprocess (so ``ru_maxrss`` is that case's pea
 
 Run::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_models.py
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_models.py --quick
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_models
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_models --quick
 
 * ``vs-reference``: back to back in one process, our model and the same model (same
   weights) with every attention layer evaluated in the reference code's order of computation
-  (``neuralop_fem/benchmarking/reference_order.py``): the speed ratio on the same CPU at the
+  (``benchmarks/lab/reference_order.py``): the speed ratio on the same CPU at the
   same moment.
 * ``fourier-scale``: a small training run of the Burgers Fourier Transformer with and
   without the sqrt(d') score divisor (the reference code vs the paper's formula).
@@ -28,7 +28,7 @@ Writes ``benchmarks/results/models_cpu``, ``models_scaling`` and ``models_fourie
 (``.json`` and ``.md``; ``models_quick_*`` with ``--quick``). Each timed case also records
 ``calib_gflops``, the GFLOP/s of a fixed GEMM in the same process, so that results taken
 on a busy machine can be read against an idle core (about 80-90 GFLOP/s).
-The measurements are :mod:`neuralop_fem.benchmarking.models`'.
+The measurements are :mod:`benchmarks.lab.models`'.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import json
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking import models as bm
+from benchmarks.lab import models as bm
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import run_script
 

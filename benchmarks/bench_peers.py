@@ -5,10 +5,10 @@ Their ``darcy_train_16.pt``, ``darcy_test_16.pt`` and ``darcy_test_32.pt`` (thei
 (:mod:`neuralop_fem.problems.peer_presets`) trains as it stands and is evaluated on the test files fed
 directly; their example FNO (``examples/models/plot_FNO_darcy.py``'s model and settings) trains
 in the same process where the ``neuralop`` package imports. What is measured and how:
-:mod:`neuralop_fem.benchmarking.peers` (``ours``, ``theirs``). Writes ``results/peers.{json,md}``.
+:mod:`benchmarks.lab.peers` (``ours``, ``theirs``). Writes ``results/peers.{json,md}``.
 Usage::
 
-    python benchmarks/bench_peers.py --data-dir DIR [--epochs 15] [--presets A,B] [--seed S]
+    python -m benchmarks.bench_peers --data-dir DIR [--epochs 15] [--presets A,B] [--seed S]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from neuralop_fem.benchmarking.peers import THEIRS, import_files, markdown, ours, theirs
+from benchmarks.lab.peers import THEIRS, import_files, markdown, ours, theirs
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.problems.peer_presets import get_preset
 from neuralop_fem.reproduce.results import write_results

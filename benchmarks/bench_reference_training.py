@@ -1,5 +1,5 @@
 """Training speed of our trainer against the paper's reference code, same data, same machine
-(:mod:`neuralop_fem.benchmarking.reference_training`).
+(:mod:`benchmarks.lab.reference_training`).
 
 Bring a checkout of the reference code (github:scaomath/galerkin-transformer: its ``libs`` and
 ``config.yml``) and ``pip install torchinfo psutil``. On the GPU machine: carry the checkout (for
@@ -7,7 +7,7 @@ example under the ignored ``.carry/``) and the two wheels (``benchmarks/gpu/fetc
 fetches them), then run with ``--device cuda --resolutions 512 8192``. Writes
 ``results/reference_training.{json,md}`` (``--out``). Usage::
 
-    python benchmarks/bench_reference_training.py --reference DIR [--device cpu|cuda]
+    python -m benchmarks.bench_reference_training --reference DIR [--device cpu|cuda]
         [--threads 1] [--resolutions 512 8192] [--steps 32]
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from neuralop_fem.benchmarking import reference_training as rt
+from benchmarks.lab import reference_training as rt
 from neuralop_fem.environment import environment_record
 from neuralop_fem.reproduce.results import write_results
 

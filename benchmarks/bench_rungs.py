@@ -15,9 +15,9 @@ default solver at 43 x 43 (the reference solve of a darcy-fno comparison). Each 
 and the median over ``--repeats`` timed repeats divided by the batch size (the machine may be
 shared: the min is the least disturbed), and the least process CPU time (one thread: what a
 quiet core would take, less exposed to other load). Writes benchmarks/results/rungs.{json,md}
-(the measurements: :mod:`neuralop_fem.benchmarking.rungs`).
+(the measurements: :mod:`benchmarks.lab.rungs`).
 
-Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/bench_rungs.py
+Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m benchmarks.bench_rungs
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neuralop_fem.benchmarking.rungs import burgers_rows, darcy_ladder, darcy_rows, markdown
+from benchmarks.lab.rungs import burgers_rows, darcy_ladder, darcy_rows, markdown
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import count, run_script

@@ -7,7 +7,7 @@ recorded beside each case: a busy machine slows the runs with more threads first
 
 Run (best on an otherwise idle machine)::
 
-    python benchmarks/bench_threads.py [--threads 1 2] [--epochs 3]
+    python -m benchmarks.bench_threads [--threads 1 2] [--epochs 3]
 
 Writes ``benchmarks/results/threads.json`` and ``threads.md``.
 """
@@ -72,7 +72,7 @@ def main() -> None:
         row["speedup"] = round(base / row["epoch_s"], 2)
     record = {"environment": environment_record(), "epochs": args.epochs, "rows": rows}
     lines = ["# Training speed against CPU threads", "",
-             f"`python benchmarks/bench_threads.py --threads {' '.join(map(str, args.threads))}"
+             f"`python -m benchmarks.bench_threads --threads {' '.join(map(str, args.threads))}"
              f" --epochs {args.epochs}`; CPU {record['environment']['hardware']['cpu']}, "
              f"{os.cpu_count()} cores; median epoch after the first.", "",
              "| case | threads | epoch (s) | speed-up | load average before / after |",

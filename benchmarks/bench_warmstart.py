@@ -25,9 +25,9 @@ weights; the cost does not depend on them) at each resolution, added to every va
 but ``zero`` in ``total_time``.
 
 Writes ``benchmarks/results/warmstart.json`` and ``.md`` (``--quick``: ``warmstart_quick.*``); the
-measurements are :mod:`neuralop_fem.benchmarking.warmstart`'.
+measurements are :mod:`benchmarks.lab.warmstart`'.
 
-Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_warmstart.py [--quick]``
+Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_warmstart [--quick]``
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from neuralop_fem.benchmarking import warmstart as bw
-from neuralop_fem.benchmarking.timing import hardware
+from benchmarks.lab import warmstart as bw
+from benchmarks.lab.timing import hardware
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import count, run_script
 from neuralop_fem.surrogate.warmstart import VARIANTS

@@ -6,9 +6,9 @@ ratio, this script maps True -> 1 and False -> 1/ratio (and the reverse), solves
 their points ``x_i = i/16`` (the last row and column copied), fits one scale factor per sample
 (the forcing over the high phase value, since u is linear in f / a) and reports the median
 relative L2 misfit and the median fitted scale
-(:func:`neuralop_fem.benchmarking.peers.fit_phases`). Writes ``results/neuralop_phases.{json,md}``::
+(:func:`benchmarks.lab.peers.fit_phases`). Writes ``results/neuralop_phases.{json,md}``::
 
-    python benchmarks/fit_neuralop_phases.py --data /path/to/darcy_train_16.pt
+    python -m benchmarks.fit_neuralop_phases --data /path/to/darcy_train_16.pt
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neuralop_fem.benchmarking.peers import PHASE_RATIOS, fit_phases, phase_markdown
+from benchmarks.lab.peers import PHASE_RATIOS, fit_phases, phase_markdown
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import run_script

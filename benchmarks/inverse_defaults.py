@@ -14,11 +14,11 @@ interpolated bilinearly in ``log a`` to the observation grid).
 
 Run (single-threaded BLAS as reported)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/inverse_defaults.py
-    OMP_NUM_THREADS=1 python benchmarks/inverse_defaults.py --test 2 --train 16  # quick
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.inverse_defaults
+    OMP_NUM_THREADS=1 python -m benchmarks.inverse_defaults --test 2 --train 16  # quick
 
 Writes ``benchmarks/results/inverse_defaults.json`` and ``.md``; each row is
-:func:`neuralop_fem.benchmarking.inverse_settings.defaults_case`.
+:func:`benchmarks.lab.inverse_settings.defaults_case`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import sys
 import time
 from pathlib import Path
 
-from neuralop_fem.benchmarking import inverse_settings as bi
-from neuralop_fem.benchmarking.timing import hardware
+from benchmarks.lab import inverse_settings as bi
+from benchmarks.lab.timing import hardware
 from neuralop_fem.reproduce.results import write_results
 from neuralop_fem.reproduce.script_runner import count, run_script
 from solvers import DarcyInverseSolver

@@ -9,12 +9,12 @@ from zero. Recorded per case: iterations, final relative residual, or the Conver
 
 Run (any checkout: the figures before the fix come from the same script on the older code)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/inverse_linear_start.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.inverse_linear_start
     git archive 3662572 solvers | tar -x -C /tmp/old && OMP_NUM_THREADS=1 \
-        PYTHONPATH=/tmp/old:. python benchmarks/inverse_linear_start.py --tag before
+        PYTHONPATH=/tmp/old:. python -P -m benchmarks.inverse_linear_start --tag before
 
 Writes ``benchmarks/results/inverse_linear_start[_TAG].{json,md}``; each row is
-:func:`neuralop_fem.benchmarking.inverse_settings.linear_start_case`.
+:func:`benchmarks.lab.inverse_settings.linear_start_case`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import argparse
 import platform
 from pathlib import Path
 
-from neuralop_fem.benchmarking.inverse_settings import linear_start_case, linear_start_markdown
+from benchmarks.lab.inverse_settings import linear_start_case, linear_start_markdown
 from neuralop_fem.reproduce.results import write_results
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -29,12 +29,12 @@ observation grid and pooled by 4, misclassified nodes) and the stop reasons.
 
 Run::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/inverse_warm_variants.py \\
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.inverse_warm_variants \\
         --run RUN_DIR --data darcy_n421.nc [--grid 141] [--noise 0.01] [--samples 8] [--tag T]
 
 Writes ``benchmarks/results/inverse_warm_variants.{json,md}`` (``--tag T``:
 ``inverse_warm_variants_T.*``); the measurement is
-:func:`neuralop_fem.benchmarking.inverse.compare_starts`.
+:func:`benchmarks.lab.inverse.compare_starts`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking.inverse import compare_starts, markdown_starts, test_split
+from benchmarks.lab.inverse import compare_starts, markdown_starts, test_split
 from neuralop_fem.environment import environment_record as record
 from neuralop_fem.reproduce.inverse import grid_data, paper_observations
 from neuralop_fem.reproduce.results import write_results

@@ -4,11 +4,11 @@ The series are :mod:`neuralop_fem.reproduce.epoch_budget`'s. The figure draws ea
 relative L2 (small dots) and the mean over the seeds (line) against the epochs, on a log axis,
 with a goal line and the paper's number for each model (dashed, the model's colour); the same
 numbers are printed as a markdown table
-(:func:`neuralop_fem.benchmarking.plots.epoch_budget_figure`).
+(:func:`benchmarks.lab.plots.epoch_budget_figure`).
 
 Run::
 
-    python benchmarks/plot_epoch_budget.py --data-name burgers_nugt_n8192_N1224 \\
+    python -m benchmarks.plot_epoch_budget --data-name burgers_nugt_n8192_N1224 \\
         --out benchmarks/results/burgers_nugt_epoch_budget.png [--resolution 512] [--goal 1e-3]
 """
 
@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking.plots import epoch_budget_figure, epoch_budget_series
+from benchmarks.lab.plots import epoch_budget_figure, epoch_budget_series
 from neuralop_fem.plotting import save
 from neuralop_fem.reproduce.epoch_budget import table
 from neuralop_fem.reproduce.script_runner import run_script

@@ -3,11 +3,11 @@
 Reads the ``metrics.csv`` files that training writes (``epoch, train_loss, val_rel_l2, lr,
 epoch_time_s``) and draws the validation relative L2 against the epoch on a log axis, one
 line per run, optionally with a horizontal reference line (e.g. a paper's test error)
-(:func:`neuralop_fem.benchmarking.plots.learning_curves_figure`).
+(:func:`benchmarks.lab.plots.learning_curves_figure`).
 
 Run::
 
-    python benchmarks/plot_learning_curves.py --out benchmarks/results/curves.png \\
+    python -m benchmarks.plot_learning_curves --out benchmarks/results/curves.png \\
         --run "preset=runs/gt/metrics.csv" --run "long=runs/gt-long/metrics.csv" \\
         [--reference "paper 1.203e-3=1.203e-3"] [--title TEXT]
 """
@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neuralop_fem.benchmarking.plots import learning_curves_figure
+from benchmarks.lab.plots import learning_curves_figure
 from neuralop_fem.plotting import save
 from neuralop_fem.reproduce.script_runner import run_script
 

@@ -4,11 +4,11 @@ one figure: what TensorBoard's scalar dashboard shows for the run, read from its
 Three panels: the learning rate per optimizer step (``train/lr_step``), the training loss per
 step (``train/loss_step``, with the epoch mean ``train/loss`` at each epoch's last step) and
 the validation relative L2 per epoch (``val/rel_l2``); see
-:func:`neuralop_fem.benchmarking.plots.tensorboard_figure`.
+:func:`benchmarks.lab.plots.tensorboard_figure`.
 
 Run (docs/training.md, Experiment logs)::
 
-    python benchmarks/plot_tensorboard_run.py runs/tb/tensorboard \\
+    python -m benchmarks.plot_tensorboard_run runs/tb/tensorboard \\
         --out benchmarks/results/tensorboard_burgers_cosine.png [--title TEXT]
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neuralop_fem.benchmarking.plots import read_scalars, tensorboard_figure
+from benchmarks.lab.plots import read_scalars, tensorboard_figure
 from neuralop_fem.plotting import save
 from neuralop_fem.reproduce.script_runner import run_script
 

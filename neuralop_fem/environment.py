@@ -118,7 +118,11 @@ def package_versions() -> dict[str, str]:
 
 def command_line(argv: list[str] | None = None) -> str:
     """The command that runs this process (``argv``, default ``sys.argv``), with the thread
-    settings in front and a script inside the source tree named relative to it."""
+    settings in front and a script inside the source tree named relative to it (a module run
+    with ``python -m`` by its name)."""
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if argv is None and main_spec is not None and sys.argv and sys.argv[0] != "-c":
+        argv = ["-m", main_spec.name.removesuffix(".__main__"), *sys.argv[1:]]
     argv = list(sys.argv if argv is None else argv)
     env = " ".join(f"{v}={os.environ[v]}" for v in THREAD_VARIABLES if v in os.environ)
     script = Path(argv[0]) if argv else Path()

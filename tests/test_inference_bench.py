@@ -1,4 +1,4 @@
-"""The inference benchmark (neuralop_fem.benchmarking.inference) and the GPU campaign's
+"""The inference benchmark (benchmarks.lab.inference) and the GPU campaign's
 ``inference`` stage rehearsed on the CPU."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 import torch
 
-from neuralop_fem.benchmarking import inference, inference_report
+from benchmarks.gpu.campaign.inference import goal_rows
+from benchmarks.lab import inference, inference_report
 from neuralop_fem.data import load_dataset
 from neuralop_fem.data.datasets import DarcyInverseDataset
-from neuralop_fem.gpu_campaign.inference import goal_rows
 from neuralop_fem.surrogate import Surrogate
 from tests._surrogate_fixtures import darcy_run, inverse_run
 
 ROOT = Path(__file__).resolve().parents[1]
-CAMPAIGN = ROOT / "benchmarks" / "gpu" / "campaign.py"
+CAMPAIGN = ["-m", "benchmarks.gpu.campaign"]
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +114,7 @@ def test_inference_stage_rehearsal(tmp_path):
     """The stage as the device runs it, on the CPU: one command, at most 8 small files."""
     out = tmp_path / "inference"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, str(CAMPAIGN), "inference", "--rehearse", "--out",
+    proc = subprocess.run([sys.executable, *CAMPAIGN, "inference", "--rehearse", "--out",
                            str(out), "--work", str(tmp_path / "work"), "--budget-s", "500"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -137,7 +137,7 @@ def test_inference_stage_rehearsal(tmp_path):
     assert result["goals"] == []  # no GPU rows in a rehearsal
     md = (out / "inference.md").read_text()
     assert "## Environment" in md
-    assert "campaign.py inference --rehearse" in md
+    assert "-m benchmarks.gpu.campaign inference --rehearse" in md
 
 
 def test_fresh_inverse_targets_are_the_training_targets(tmp_path):

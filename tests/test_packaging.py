@@ -50,6 +50,21 @@ def test_wheel_holds_the_two_packages_only(wheel):
     assert sources <= set(names), sorted(sources - set(names))
 
 
+def test_wheel_holds_no_lab(wheel):
+    """The lab (the ``benchmarks`` tree: drivers, ``benchmarks.lab``, the GPU campaign) stays
+    in the repository: no file of it in the wheel, and no module of the wheel imports it."""
+    names = zipfile.ZipFile(wheel).namelist()
+    lab = [n for n in names if re.search(r"(^|/)(benchmarks|benchmarking|gpu_campaign)(/|\.py$)",
+                                         n)]
+    assert not lab, lab
+    assert any(n.startswith("neuralop_fem/") and n.endswith(".py") for n in names), names
+    assert any(n.startswith("solvers/") and n.endswith(".py") for n in names), names
+    with zipfile.ZipFile(wheel) as zf:
+        importing = [n for n in names if n.endswith(".py") and re.search(
+            r"^\s*(from|import)\s+benchmarks\b", zf.read(n).decode(), re.M)]
+    assert not importing, importing
+
+
 def test_wheel_metadata(wheel):
     with zipfile.ZipFile(wheel) as zf:
         (meta,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]

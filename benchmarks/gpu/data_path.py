@@ -5,8 +5,8 @@ a borrowed machine: 140 Darcy samples generated at 421 (seed 0), darcy-galerkin 
 32 steps per epoch, float32, the campaign's ``train_rate`` (one warm-up epoch, then the median
 of two; validation and checkpoints included), alternating ``off`` and ``auto`` twice.
 
-    python3 benchmarks/gpu/data_path.py cuda [--out FILE.json]
-    python3 benchmarks/gpu/data_path.py cpu      # a rehearsal with a tiny model at 15
+    python3 -m benchmarks.gpu.data_path cuda [--out FILE.json]
+    python3 -m benchmarks.gpu.data_path cpu      # a rehearsal with a tiny model at 15
 
 On the device machine install the wheels first (docs/training.md, the campaign).
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.gpu.campaign.throughput import train_rate
 from neuralop_fem import generate
-from neuralop_fem.gpu_campaign.throughput import train_rate
 
 
 def main() -> None:

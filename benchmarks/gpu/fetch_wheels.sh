@@ -2,7 +2,7 @@
 # Download the wheels of the packages the GPU machine's image lacks (scikit-fem, pyamg, dask with
 # partd and locket, netCDF4 with cftime, meshio) for its Python 3.12 on x86-64 Linux, into an
 # ignored folder (default .whl/ at the repository root). The campaign's stages install them
-# offline from there (benchmarks/gpu/campaign.py --wheels; pip --no-index --no-deps).
+# offline from there (python -m benchmarks.gpu.campaign --wheels; pip --no-index --no-deps).
 #
 #   benchmarks/gpu/fetch_wheels.sh [FOLDER]
 #

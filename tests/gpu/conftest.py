@@ -1,7 +1,7 @@
 """The device of the tests marked ``cuda``, and tiny data and models for them.
 
 The tests run on CUDA device 0. Without CUDA they are skipped, unless
-``NEURALOP_FEM_CUDA_TESTS_ON_CPU=1`` (set by ``benchmarks/gpu/campaign.py correctness
+``NEURALOP_FEM_CUDA_TESTS_ON_CPU=1`` (set by ``python -m benchmarks.gpu.campaign correctness
 --rehearse``) runs them on the CPU, so that their code cannot rot before a GPU runs them.
 """
 

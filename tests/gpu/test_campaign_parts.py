@@ -1,4 +1,4 @@
-"""The parts of the GPU campaign (:mod:`neuralop_fem.gpu_campaign`) that need no stage run:
+"""The parts of the GPU campaign (:mod:`benchmarks.gpu.campaign`) that need no stage run:
 what it imports before the offline install, the state archive, the output limits, the install
 command and the driver's one-line errors."""
 
@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from neuralop_fem.gpu_campaign import machine, outputs
+from benchmarks.gpu.campaign import machine, outputs
 
 ROOT = Path(__file__).resolve().parents[2]
-DRIVER = ROOT / "benchmarks" / "gpu" / "campaign.py"
+#: The driver, run from the repository root as the device machine runs it.
+DRIVER = ["-m", "benchmarks.gpu.campaign"]
 
 
 def test_the_command_line_imports_nothing_the_device_installs_first():
     """Before the wheels are installed only the standard library may be imported: not the
     solvers (scikit-fem, pyamg), not dask, not netCDF4, and not torch or numpy either."""
-    code = ("import sys\nimport neuralop_fem.gpu_campaign.runner\n"
+    code = ("import sys\nimport benchmarks.gpu.campaign.runner\n"
             "print(sorted(m for m in ('solvers', 'torch', 'numpy', 'dask', 'netCDF4', 'skfem')"
             " if m in sys.modules))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -81,7 +82,7 @@ def test_install_command_is_offline_and_targets_the_device_python(tmp_path):
 
 
 def test_driver_reports_a_missing_wheel_folder_in_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, str(DRIVER), "wheels", "--out", str(tmp_path / "s"),
+    proc = subprocess.run([sys.executable, *DRIVER, "wheels", "--out", str(tmp_path / "s"),
                            "--wheels", str(tmp_path / "none")],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2
@@ -114,7 +115,7 @@ def test_driver_refuses_an_output_folder_of_another_stage_in_one_line(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "correctness.json").write_text("{}")
-    proc = subprocess.run([sys.executable, str(DRIVER), "throughput", "--rehearse", "--out",
+    proc = subprocess.run([sys.executable, *DRIVER, "throughput", "--rehearse", "--out",
                            str(out), "--work", str(tmp_path / "work")],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 2, proc.stderr

@@ -1,4 +1,4 @@
-"""The GPU campaign (neuralop_fem.gpu_campaign, run by its driver benchmarks/gpu/campaign.py)
+"""The GPU campaign (benchmarks.gpu.campaign, run as ``python -m benchmarks.gpu.campaign``)
 rehearsed on the CPU with tiny sizes.
 
 Each stage runs as the device machine runs it, a command in a subprocess, and must leave at most
@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CAMPAIGN = ROOT / "benchmarks" / "gpu" / "campaign.py"
+CAMPAIGN = ["-m", "benchmarks.gpu.campaign"]
 WHEELS = ROOT / ".whl"
 MAX_FILES, MAX_BYTES = 8, 16 * 2**20
 
 
 def campaign(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, str(CAMPAIGN), *args], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, *CAMPAIGN, *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
@@ -43,7 +43,8 @@ def outputs(folder: Path, stage: str) -> dict:
     assert result["stage"] == stage
     assert result["rehearse"] is True
     assert result["environment"]["torch"]
-    assert result["commands"][-1 if stage != "correctness" else 0].count("campaign.py") == 1
+    command = result["commands"][-1 if stage != "correctness" else 0]
+    assert command.count("-m benchmarks.gpu.campaign") == 1
     md = (folder / f"{stage}.md").read_text()
     assert "## Environment" in md
     assert "## Commands" in md

@@ -16,7 +16,8 @@ from neuralop_fem.reproduce.epoch_budget import collect, series, table
 from neuralop_fem.training import training_preset
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "plot_epoch_budget.py"
+#: The driver, run from the repository root.
+SCRIPT = ["-m", "benchmarks.plot_epoch_budget"]
 
 DATA = "burgers_nugt_n64_N20"
 
@@ -68,8 +69,8 @@ def test_the_script_writes_the_figure_and_prints_the_table(tmp_path: Path) -> No
     results = tmp_path / "reproduction.json"
     results.write_text(json.dumps({"runs": {str(i): r for i, r in enumerate(RUNS)}}))
     out = tmp_path / "budget.png"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--results", str(results),
-                           "--data-name", DATA, "--out", str(out)],
+    proc = subprocess.run([sys.executable, *SCRIPT, "--results", str(results),
+                           "--data-name", DATA, "--out", str(out)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -95,8 +96,8 @@ def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) ->
     (tmp_path / "listed.json").write_text(json.dumps({"runs": [RUNS[0]]}))
     argv = ["--results", str(results), "--out", str(tmp_path / "x.png")]
     argv += [a.format(tmp=tmp_path, readme=ROOT / "README.md") for a in args]
-    proc = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True,
-                          timeout=300, check=False)
+    proc = subprocess.run([sys.executable, *SCRIPT, *argv], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]

@@ -175,9 +175,9 @@ def test_benchmark_scripts_refuse_bad_input_in_one_line(tmp_path: Path, script: 
                                                         args: list[str], message: str) -> None:
     results = sorted((ROOT / "benchmarks" / "results").glob("*"))
     before = {p: p.stat().st_mtime_ns for p in results}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script),
+    proc = subprocess.run([sys.executable, "-m", f"benchmarks.{Path(script).stem}",
                            *[a.format(tmp=tmp_path, readme=ROOT / 'README.md') for a in args]],
-                          capture_output=True, text=True, timeout=300, check=False)
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith(f"{script}: error:")

@@ -58,11 +58,12 @@ def test_train_log_tensorboard_writes_what_metrics_csv_holds(tmp_path, burgers_f
                                                              rel=1e-5)
     info = json.loads((run / "run.json").read_text())
     assert info["status"] == "finished"
-    # docs/training.md draws a log's scalars with benchmarks/plot_tensorboard_run.py
-    script = Path(__file__).parents[2] / "benchmarks" / "plot_tensorboard_run.py"
+    # docs/training.md draws a log's scalars with python -m benchmarks.plot_tensorboard_run
+    root = Path(__file__).parents[2]
     png = tmp_path / "tb.png"
-    proc = subprocess.run([sys.executable, str(script), str(run / "tensorboard"), "--out",
-                           str(png)], capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.plot_tensorboard_run",
+                           str(run / "tensorboard"), "--out", str(png)], cwd=root,
+                          capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"wrote {png}\n"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
