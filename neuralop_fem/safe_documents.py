@@ -7,7 +7,7 @@ recursive parsers raise :class:`RecursionError`; a key given twice (``epochs: 1`
 ``epochs: 2``) is silently resolved to the last. :func:`parse_yaml` and :func:`parse_json`
 refuse each of these with one short line:
 
-* at most :data:`MAX_BYTES` of JSON (a run.json, as :mod:`neuralop_fem.training.run_info`
+* at most :data:`MAX_BYTES` of JSON (a run.json, as :mod:`neuralop_fem.runs.validation`
   bounds it) or :data:`MAX_YAML_BYTES` of YAML, which PyYAML parses at about 1 MB/s
   (:func:`read_document`);
 * nesting at most :data:`MAX_DEPTH` deep;
@@ -26,7 +26,7 @@ import os
 import re
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, RunDirectoryError
 from .files import open_for_reading
 from .safe_text import printable
 
@@ -39,9 +39,10 @@ __all__ = [
     "parse_json",
     "parse_yaml",
     "read_document",
+    "read_json_file",
 ]
 
-#: Largest JSON document read (a run.json: its limit in training.run_info).
+#: Largest JSON document read (a run.json: its limit in runs.validation).
 MAX_BYTES = 64 << 20
 #: Largest YAML document read (a configuration file is a few hundred bytes).
 MAX_YAML_BYTES = 4 << 20
@@ -69,18 +70,66 @@ def read_document(path: str | os.PathLike[str], fmt: str, *, what: str,
     """
     source = printable(os.fspath(path), limit=300)
     limit = MAX_BYTES if fmt == "json" else MAX_YAML_BYTES
-    with open_for_reading(path, what=what, error=error) as fh:
+    text = _bounded_bytes(path, what=what, limit=limit, source=source, error=error)
+    parse = parse_json if fmt == "json" else parse_yaml
+    return parse(text, source=source, error=error)
+
+
+def _bounded_bytes(path: str | os.PathLike[str], *, what: str, limit: int, source: str,
+                   error: type[Exception], check_size: bool = False) -> str:
+    """The UTF-8 text of the regular file ``path``, refused beyond ``limit`` bytes (with
+    ``check_size``, by its size before reading too: :func:`~.files.open_for_reading`)."""
+    with open_for_reading(path, what=what, error=error,
+                          max_bytes=limit if check_size else None) as fh:
         raw = fh.read(limit + 1)
     if len(raw) > limit:
         msg = f"{source}: {what} must be at most {limit:,} bytes; it is larger."
         raise error(msg)
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         msg = f"{source}: is not UTF-8 text (byte {exc.start}); expected {what}."
         raise error(msg) from None
-    parse = parse_json if fmt == "json" else parse_yaml
-    return parse(text, source=source, error=error)
+
+
+def read_json_file(path: str | os.PathLike[str], *, what: str, max_bytes: int = MAX_BYTES,
+                   max_depth: int = 32, error: type[Exception] = RunDirectoryError) -> Any:
+    """Parse a JSON file of a run directory (a ``run.json``) that may be damaged or hostile.
+
+    Unlike :func:`read_document`, a key given twice keeps its last value (as ``json.load``
+    does: files written before this reader existed stay readable), and the messages name
+    the JSON error as the run-directory readers always have.
+
+    Raises
+    ------
+    error
+        Naming ``path``: missing, unreadable, not a regular file, empty, larger than
+        ``max_bytes``, not UTF-8, not JSON (with line and column), or nested deeper than
+        ``max_depth``.
+    """
+    text = _bounded_bytes(path, what=what, limit=max_bytes, source=str(path), error=error,
+                          check_size=True)
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        msg = (f"{path}: is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+               f"expected {what}.")
+        raise error(msg) from None
+    except (ValueError, RecursionError) as exc:  # over-long integers, extreme nesting
+        msg = f"{path}: cannot be parsed as {what} ({type(exc).__name__}: {str(exc)[:80]})."
+        raise error(msg) from None
+    stack: list[tuple[Any, int, str]] = [(obj, 1, "")]
+    while stack:
+        value, depth, where = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth > max_depth:
+            msg = (f"{path}: JSON nested more than {max_depth} levels deep (at "
+                   f"`{where or '<top>'}`); the file is damaged or not written by neuralop_fem.")
+            raise error(msg)
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        stack.extend((v, depth + 1, f"{where}.{k}" if where else str(k)) for k, v in items)
+    return obj
 
 
 def _refuse_duplicates(pairs: list[tuple[str, Any]], source: str,

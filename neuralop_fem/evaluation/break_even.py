@@ -29,6 +29,7 @@ import xarray as xr
 from ..data.names import SOLVE_TIME
 from ..data.provenance import generation_settings
 from ..errors import DatasetError
+from ..runs import RunRecord
 
 __all__ = ["break_even", "break_even_sentence", "surrogate_cost"]
 
@@ -49,13 +50,13 @@ def _settings(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
     return {k: v for k, v in dict(record["settings"]).items() if k != "dataset_seed"}
 
 
-def surrogate_cost(run_info: Mapping[str, Any], ds: xr.Dataset | None) -> dict[str, Any]:
+def surrogate_cost(record: RunRecord, ds: xr.Dataset | None) -> dict[str, Any]:
     """What a surrogate cost before its first solve, from its run's record and a data file.
 
     Parameters
     ----------
-    run_info
-        The run's ``run.json`` (``wall_time_s``, ``splits``, ``data``).
+    record
+        The run's record (``wall_time_s``, ``splits``, ``data``).
     ds
         A dataset of the run's problem with per-sample ``solve_time``; used for the generation
         time only when generated with the run's settings (same problem, physics, grid and
@@ -68,12 +69,11 @@ def surrogate_cost(run_info: Mapping[str, Any], ds: xr.Dataset | None) -> dict[s
         and validation samples), ``data_per_sample_s`` (mean recorded generation seconds per
         sample, NaN when unknown) and ``data_s`` (their product, NaN when unknown).
     """
-    wall = run_info.get("wall_time_s")
+    wall = record.wall_time_s
     train_s = float(wall) if isinstance(wall, (int, float)) and wall >= 0 else float("nan")
-    splits = run_info.get("splits") or {}
-    samples = sum(len(splits.get(name) or []) for name in ("train", "val"))
+    samples = 0 if record.splits is None else len(record.splits.train) + len(record.splits.val)
     per_sample = float("nan")
-    own = _settings(run_info.get("data") or {})
+    own = None if record.data is None else _settings(record.data.settings_attrs)
     if ds is not None and SOLVE_TIME in ds and own is not None and own == _settings(ds.attrs):
         times = np.asarray(ds[SOLVE_TIME].values, dtype=np.float64)
         times = times[np.isfinite(times) & (times > 0)]

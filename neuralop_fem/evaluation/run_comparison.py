@@ -184,11 +184,11 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
         msg = (f"`data` must be a {problem.data_problem} dataset like the run's training data; "
                f"got a {ds.attrs.get('problem')} dataset ({os.fspath(data)}).")
         raise InputError(msg)
-    test = list(sur.run_info.get("splits", {}).get("test", []))
+    test = list(sur.record.test_indices)
     idx = parse_indices(indices, n_samples=int(ds.sizes["sample"]), test=test)
     if max_samples is not None:
         idx = idx[:max_samples]
-    seen = seen_in_training(sur.run_info, ds, idx)
+    seen = seen_in_training(sur.record, ds, idx)
     n_file = int(ds.sizes["x"])
     grid = dataset_grid(ds.attrs, problem.data_problem, source=os.fspath(data))
     # Warm starts and the ladder work on node-grid systems; other grids compare plainly.
@@ -295,7 +295,7 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
                                    bracket=(float(errors.mean()), timing["time"]),
                                    budget_s=_budget(result, ladder_budget))
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1),
-                cost=surrogate_cost(sur.run_info, ds))
+                cost=surrogate_cost(sur.record, ds))
     if twins is not None:
         on_device, missing = twin_rungs(rungs, twins)
         if on_device:
@@ -364,7 +364,7 @@ def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surr
     add_verdict(result, ladder_result, errors, timing, where=where_label(sur.device, threads=1),
                 solver="the classical inversion",
                 truth="the dataset's true coefficient on the observation grid",
-                cost=surrogate_cost(sur.run_info, data))
+                cost=surrogate_cost(sur.record, data))
 
 
 def _safe_workers(workers: int) -> int:

@@ -34,9 +34,9 @@ from ..metrics import (
     summarize,
 )
 from ..problems import get_kit
-from ..training.checkpoint import load_trained
-from ..training.config import TrainConfig
-from ..training.run_info import require_fields
+from ..runs import RunDir
+from ..surrogate.resample import resample_nodes, resample_output, resample_periodic
+from ..training.checkpoint import load_run
 from ..training.setup import check_problem, inverse_target_grid, make_dataset, open_data
 from .seen import seen_in_training, warn_if_seen
 
@@ -193,19 +193,20 @@ def evaluate_run(
     InputError
         A resolution not reachable from the file's grid.
     """
-    from ..zoo import resolve_run_dir
-
-    run_dir = resolve_run_dir(run_dir)  # zoo:NAME -> the zoo entry's directory
+    run = RunDir.resolve(run_dir)  # zoo:NAME -> the zoo entry's directory
+    run_dir = run.path
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    operator, info = load_trained(run_dir, map_location=dev)
-    require_fields(info, ("train_config", "resolution", "splits"),
+    operator, record = load_run(run, map_location=dev)
+    record.require(("train_config", "resolution", "splits"),
                    source=os.path.join(run_dir, "run.json"))
-    config = TrainConfig.from_dict(info["train_config"])
+    config = record.config
+    train_resolution = int(record.resolution)  # type: ignore[arg-type]  # required above
     ds = open_data(data)
-    check_problem(ds, config, preset=info.get("preset"))
-    n = info["resolution"] if resolution is None else int(resolution)
-    idx = parse_indices(indices, n_samples=int(ds.sizes["sample"]), test=info["splits"]["test"])
-    seen = seen_in_training(info, ds, idx)
+    check_problem(ds, config, preset=record.preset)
+    n = train_resolution if resolution is None else int(resolution)
+    idx = parse_indices(indices, n_samples=int(ds.sizes["sample"]),
+                        test=list(record.test_indices))
+    seen = seen_in_training(record, ds, idx)
     coarse = None
     norm = None
     spec = get_problem(config.task)
@@ -217,15 +218,14 @@ def evaluate_run(
     dataset = make_dataset(ds, config, indices=idx, resolution=n, coarse=coarse,
                            input_normalizer=norm, in_memory=False)
     loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size or config.eval_batch_size)
-    mode = _transfer_mode(transfer, spec, n, int(info["resolution"]))
+    mode = _transfer_mode(transfer, spec, n, train_resolution)
     l2, h1 = [], []
     peer: dict[str, list[np.ndarray]] = {"rmse": [], "max_error": [], "boundary_rmse": [],
                                          "spectra": []}
     grid: tuple[int, ...] = ()
     for batch in loader:
         if mode == "resample":
-            pred = _through_training_grid(operator, batch["input"], int(info["resolution"]),
-                                          spec, dev)
+            pred = _through_training_grid(operator, batch["input"], train_resolution, spec, dev)
         else:
             pred = operator(batch["input"].to(dev))[..., 0].to("cpu", torch.float64).numpy()
         target = batch["target"][..., 0].to(torch.float64).numpy()
@@ -248,7 +248,7 @@ def evaluate_run(
                 **{f"frmse_{k}": v for k, v in fourier_band_rmse(spectra, grid).items()}}
     return {
         "run_dir": os.fspath(run_dir),
-        "preset": info.get("preset"),
+        "preset": record.preset,
         "indices": idx,
         "rel_l2": rel_l2,
         "rel_h1": rel_h1,
@@ -259,7 +259,7 @@ def evaluate_run(
         "resolution": n,
         "transfer": mode,
         "output_resolution": coarse or n,
-        "train_resolution": info["resolution"],
+        "train_resolution": train_resolution,
         "n_samples": int(idx.size),
         "seen_in_training": seen["train"],
         "seen_in_validation": seen["val"],
@@ -283,9 +283,7 @@ def _through_training_grid(operator: torch.nn.Module, x: torch.Tensor, n_train: 
                            device: torch.device) -> np.ndarray:
     """Predict on the training grid and interpolate back: inputs resampled like
     ``Surrogate(resample=True)`` does (nearest node for a coefficient, linear otherwise), the
-    prediction linearly (bilinearly) to the evaluation grid."""
-    from ..surrogate.resample import resample_nodes, resample_periodic
-
+    prediction as it does (Fourier on the periodic grid, bilinear on nodes)."""
     values = x[..., 0].to(torch.float64).numpy()
     n = values.shape[-1]
     if spec.periodic:
@@ -294,4 +292,6 @@ def _through_training_grid(operator: torch.nn.Module, x: torch.Tensor, n_train: 
         coarse = resample_nodes(values, n_train, order=0 if spec.positive_input else 1)
     t = torch.from_numpy(np.ascontiguousarray(coarse)[..., None]).to(device, torch.float32)
     pred = operator(t)[..., 0].to("cpu", torch.float64).numpy()
-    return resample_periodic(pred, n) if spec.periodic else resample_nodes(pred, n, order=1)
+    if spec.periodic:  # Fourier, as Surrogate.solve(resample=True) and the solver ladder
+        return resample_output(pred, n, grid="periodic")
+    return resample_nodes(pred, n, order=1)

@@ -27,6 +27,7 @@ from solvers.grf import sample_seeds
 from ..data.names import SEED
 from ..data.provenance import generation_settings
 from ..errors import DatasetError
+from ..runs import RunRecord
 
 __all__ = ["SeenInTrainingWarning", "seen_in_training", "warn_if_seen"]
 
@@ -46,14 +47,14 @@ def _settings(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
     return None if record is None else dict(record["settings"])
 
 
-def seen_in_training(info: Mapping[str, Any], ds: xr.Dataset,
+def seen_in_training(record: RunRecord, ds: xr.Dataset,
                      indices: np.ndarray) -> dict[str, int]:
     """How many of the samples at positions ``indices`` of ``ds`` are in the run's splits.
 
     Parameters
     ----------
-    info
-        The run's ``run.json`` (its ``data.config_json`` and ``splits``).
+    record
+        The run's record (its ``data.config_json`` and ``splits``).
     ds
         The evaluation dataset.
     indices : (m,) int array
@@ -67,7 +68,7 @@ def seen_in_training(info: Mapping[str, Any], ds: xr.Dataset,
         seed (``None`` when unknown: then both counts are 0).
     """
     none = {"train": 0, "val": 0, "seed": None}
-    run_settings = _settings(info.get("data") or {})
+    run_settings = None if record.data is None else _settings(record.data.settings_attrs)
     file_settings = _settings(ds.attrs)
     if run_settings is None or file_settings is None or SEED not in ds:
         return none
@@ -77,10 +78,10 @@ def seen_in_training(info: Mapping[str, Any], ds: xr.Dataset,
     if not isinstance(seed, int) or seed < 0:
         return none
     drawn = np.asarray(ds[SEED].isel(sample=np.asarray(indices)).values).astype(np.uint64)
-    splits = info.get("splits") or {}
     out: dict[str, Any] = {"seed": seed}
     for name in ("train", "val"):
-        positions = np.asarray(splits.get(name, []), dtype=np.int64)
+        split = () if record.splits is None else getattr(record.splits, name)
+        positions = np.asarray(split, dtype=np.int64)
         seen = sample_seeds(seed, positions) if positions.size else np.empty(0, np.uint64)
         out[name] = int(np.isin(drawn, seen).sum())
     return out

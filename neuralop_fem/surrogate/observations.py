@@ -35,7 +35,9 @@ from solvers.checks import plain
 from solvers.contract import SolverInput, SolverOutput, as_batch
 from solvers.darcy_inverse import paper_noise_to_relative, wrong_sign_note
 
+from ..data import load_dataset
 from ..errors import DatasetError, InputError, RunDirectoryError, ShapeError
+from ..runs import RunRecord
 from .resample import resample_nodes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,7 +53,7 @@ class Surrogate(Protocol):
     problem: str
     resolution: int
     spec: Problem
-    run_info: dict[str, Any]
+    record: RunRecord
 
     @property
     def noise(self) -> float: ...
@@ -112,8 +114,7 @@ def warn_if_sign_flipped(sur: Surrogate, values: NDArray[np.float64]) -> None:
 
 
 def _run_seed(sur: Surrogate) -> int:
-    train = sur.run_info.get("train_config")
-    seed = train.get("seed") if isinstance(train, dict) else None
+    seed = sur.record.train_setting.get("seed")
     if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
         msg = (f"run.json must record the training seed (`train_config.seed`, an int >= 0) to "
                f"repeat the run's noise draws; got {seed!r}.")
@@ -236,18 +237,14 @@ def load_test_split(sur: Surrogate, data: str | os.PathLike[str] | None = None, 
         run's noise draws (as in training, ``evaluate`` and ``compare``) and the true
         coefficient on the observation grid.
     """
-    from ..data import load_dataset
-
-    test = sur.run_info.get("splits", {}).get("test") if isinstance(
-        sur.run_info.get("splits"), dict) else None
+    test = None if sur.record.splits is None else list(sur.record.splits.test)
     if not isinstance(test, list) or not all(
             isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in test):
         msg = ("run.json must record the test split (`splits.test`, sample positions); got "
                f"{test!r}.")
         raise RunDirectoryError(msg)
     if data is None:
-        record = sur.run_info.get("data")
-        data = record.get("path") if isinstance(record, dict) else None
+        data = sur.record.data_path
         if not isinstance(data, str):
             msg = "run.json records no dataset path (`data.path`); pass `data`."
             raise RunDirectoryError(msg)

@@ -1,47 +1,54 @@
-"""Reading a training run's record for :class:`~neuralop_fem.surrogate.Surrogate`: fields of
-``run.json``, the trained operator, and the out-of-distribution reference fitted on the
-recorded training samples."""
+"""Reading a training run for :class:`~neuralop_fem.surrogate.Surrogate`: the trained operator
+with its record (:class:`~neuralop_fem.runs.RunRecord`), and the out-of-distribution reference
+fitted on the recorded training samples."""
 
 from __future__ import annotations
 
 import os
 import warnings
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
+from ..data import load_dataset
+from ..data.io import is_netcdf_file
 from ..data.ood import OODReference, reference_from_dataset
-from ..errors import InputError
+from ..errors import DatasetError, InputError
+from ..runs import RunDir, RunRecord, migrate
+from ..training.checkpoint import load_run
 
-__all__ = ["load_operator", "lookup", "ood_from_provenance"]
-
-_MISSING = object()
+__all__ = ["as_record", "load_operator", "ood_from_provenance", "required"]
 
 
-def lookup(info: dict[str, Any], *keys: str, default: Any = _MISSING) -> Any:
-    """First of ``keys`` found in ``info`` or its ``data``/``metrics``/``result`` sub-dicts."""
-    places = [info] + [info[k] for k in ("data", "dataset", "metrics", "result", "results")
-                       if isinstance(info.get(k), dict)]
-    for key in keys:
-        for place in places:
-            if key in place and place[key] is not None:
-                return place[key]
-    if default is _MISSING:
-        msg = f"run.json must record {keys[0]!r}; found keys {sorted(info)}."
+def as_record(run_info: RunRecord | Mapping[str, Any] | None) -> RunRecord:
+    """``run_info`` as a record: a record itself, or the contents of a ``run.json`` (older
+    field names migrated, :func:`~neuralop_fem.runs.migrate`); None: an empty record."""
+    if isinstance(run_info, RunRecord):
+        return run_info
+    return RunRecord.from_dict(migrate(dict(run_info or {})))
+
+
+def required(record: RunRecord, value: Any, name: str) -> Any:
+    """``value`` (the field ``name`` of ``record``) when recorded.
+
+    Raises
+    ------
+    InputError
+        If it is None: the record lacks the field.
+    """
+    if value is None:
+        msg = f"run.json must record {name!r}; found keys {sorted(record.to_dict())}."
         raise InputError(msg)
-    return default
+    return value
 
 
-def load_operator(path: Path, device: torch.device) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """(operator, run_info) through the trainer's :func:`~neuralop_fem.training.load_trained`."""
-    from ..training.checkpoint import load_trained
-
-    operator, info = load_trained(path, map_location=device)
-    return operator, dict(info)
+def load_operator(run: RunDir, device: torch.device) -> tuple[torch.nn.Module, RunRecord]:
+    """(operator, record) through the trainer's :func:`~neuralop_fem.training.checkpoint.load_run`."""
+    return load_run(run, map_location=device)
 
 
-def ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | None:
+def ood_from_provenance(record: RunRecord, problem: str) -> OODReference | None:
     """Fit the OOD reference on the training inputs of the recorded dataset, if usable.
 
     ``run.json`` only names the file, so it is used only when it is a regular netCDF file (by
@@ -49,13 +56,10 @@ def ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | No
     samples. A file that no longer exists gives no reference; any other unusable file gives no
     reference and a warning that says why. Nothing else is read.
     """
-    from ..errors import DatasetError
-
-    path = lookup(info, "dataset_path", "path", default=None)
+    path = record.data_path
     if not isinstance(path, str) or not os.path.exists(path):
         return None
-    split = lookup(info, "splits", "split", default={})
-    train = split.get("train") if isinstance(split, dict) else None
+    train = None if record.splits is None else list(record.splits.train)
     try:
         return reference_from_dataset(_provenance_dataset(path, train, problem), train, problem)
     except (DatasetError, InputError) as exc:
@@ -67,10 +71,6 @@ def ood_from_provenance(info: dict[str, Any], problem: str) -> OODReference | No
 
 def _provenance_dataset(path: str, train: Any, problem: str) -> Any:
     """The dataset at ``path``, checked; a DatasetError says why it cannot serve."""
-    from ..data import load_dataset
-    from ..data.io import is_netcdf_file
-    from ..errors import DatasetError
-
     if train is not None and not (isinstance(train, list) and all(
             isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in train)):
         msg = "field `splits.train` of run.json is not a list of sample indices"

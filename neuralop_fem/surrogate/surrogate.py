@@ -29,6 +29,8 @@ from solvers.problems import get_problem
 from ..data.ood import OODReference
 from ..errors import InputError, RunDirectoryError
 from ..models.size import check_resolution
+from ..runs import RunDir, RunRecord
+from ..runs.zoo_entries import PREFIX, entry_dir
 from .diagnostics import prediction_residual
 from .inference import (
     CPU_BATCH,
@@ -41,8 +43,9 @@ from .inference import (
 from .input_shape import InputShape
 from .module_adapter import surrogate_from_module
 from .observations import warn_if_sign_flipped
-from .resample import resample_nodes, resample_periodic
-from .run_record import load_operator, lookup, ood_from_provenance
+from .resample import resample_nodes, resample_output, resample_periodic
+from .run_record import as_record, load_operator, ood_from_provenance
+from .run_record import required as _required
 
 __all__ = ["OODWarning", "Surrogate", "resample_nodes", "resample_periodic"]
 
@@ -72,8 +75,9 @@ class Surrogate:
     output_resolution : int or None
         The grid of the model's output: the input grid for forward problems (None), the
         coarse ``n_c x n_c`` node grid of an inverse model (36 for 141 in the paper).
-    run_info : dict
-        Contents of the run's ``run.json`` (provenance, errors, ...); may be empty.
+    run_info : RunRecord or dict
+        The run's record (provenance, errors, ...; a dict: the contents of a ``run.json``);
+        may be empty. Kept as :attr:`record`; :attr:`run_info` gives it as a dict.
     device : str or torch.device or None
         None: CUDA when available, else CPU.
     batch_size : int or None
@@ -94,7 +98,7 @@ class Surrogate:
     """
 
     def __init__(self, operator: torch.nn.Module, *, problem: str, resolution: int,
-                 run_info: Mapping[str, object] | None = None,
+                 run_info: RunRecord | Mapping[str, object] | None = None,
                  device: str | torch.device | None = None,
                  batch_size: int | None = None, ood_reference: OODReference | None = None,
                  name: str = "surrogate", output_resolution: int | None = None,
@@ -106,7 +110,8 @@ class Surrogate:
         self.operator = operator.to(self.device).eval()
         self.problem = problem
         self.resolution = int(resolution)
-        self.run_info: dict[str, Any] = dict(run_info or {})
+        #: The run's record (``run.json``; empty for a model not trained here).
+        self.record: RunRecord = as_record(run_info)
         self._batch_size: int | None = None
         self.batch_size = batch_size  # type: ignore[assignment]
         self._precision = "float32"
@@ -138,30 +143,28 @@ class Surrogate:
             (an InputError) If ``run.json`` or ``best.pt`` is missing, unreadable, damaged or
             holds values out of range; the message names the file and the field.
         """
-        from ..zoo import resolve_run_dir
-
-        path = resolve_run_dir(run_dir)  # zoo:NAME -> the zoo entry's directory
+        run = RunDir.resolve(run_dir)  # zoo:NAME -> the zoo entry's directory
+        path = run.path
         dev = torch.device(device) if device is not None else _default_device()
-        operator, info = load_operator(path, dev)
-        problem = str(lookup(info, "task", "problem"))
+        operator, record = load_operator(run, dev)
+        problem = str(_required(record, record.task, "task"))
         get_problem(problem)  # a registered problem, else a clear error
-        resolution = check_resolution(lookup(info, "resolution"), error=RunDirectoryError,
+        resolution = check_resolution(_required(record, record.resolution, "resolution"),
+                                      error=RunDirectoryError,
                                       source=f"{path / 'run.json'}: field `resolution`")
-        output = check_resolution(info.get("output_resolution") or resolution,
+        output = check_resolution(record.output_resolution or resolution,
                                   error=RunDirectoryError,
                                   source=f"{path / 'run.json'}: field `output_resolution`")
         ood = None
-        if isinstance(info.get("ood_reference"), dict):
-            ood = OODReference.from_dict(info["ood_reference"])
+        if record.ood_reference is not None:
+            ood = OODReference.from_dict(dict(record.ood_reference))
         else:
-            ood = ood_from_provenance(info, problem)
-        sur = cls(operator, problem=problem, resolution=resolution, run_info=info, device=dev,
+            ood = ood_from_provenance(record, problem)
+        sur = cls(operator, problem=problem, resolution=resolution, run_info=record, device=dev,
                   batch_size=batch_size, ood_reference=ood,
-                  name=f"{info.get('preset') or problem} surrogate ({path.name})",
+                  name=f"{record.preset or problem} surrogate ({path.name})",
                   output_resolution=int(output), precision=precision)
-        from ..zoo import read_entry_card
-
-        sur.card = read_entry_card(path)
+        sur.card = run.card()
         return sur
 
     @classmethod
@@ -180,8 +183,6 @@ class Surrogate:
         InputError
             For an unknown name; the message lists the available models.
         """
-        from ..zoo import PREFIX, entry_dir
-
         name = name.removeprefix(PREFIX) if isinstance(name, str) else name
         sur = cls.load(entry_dir(name, zoo_dir), device=device, batch_size=batch_size,
                        precision=precision)
@@ -209,8 +210,7 @@ class Surrogate:
         """The run's training noise factor ``epsilon`` (inverse problem; the paper's
         convention: the input gets ``noise * (sigma(x) + 1e-5) * N(0, 1)``, ``sigma`` the
         pointwise training std; :mod:`neuralop_fem.surrogate.observations`)."""
-        train = self.run_info.get("train_config", {})
-        value = train.get("noise", 0.0) if isinstance(train, dict) else 0.0
+        value = self.record.train_setting.get("noise", 0.0)
         return float(value) if isinstance(value, int | float) else 0.0
 
     def noise_std(self) -> NDArray[np.float64] | None:
@@ -252,19 +252,25 @@ class Surrogate:
     @property
     def provenance(self) -> dict[str, Any]:
         """Attributes of the training dataset (PDE, GRF, solver settings), as recorded."""
-        data = self.run_info.get("data", self.run_info.get("dataset", {}))
-        attrs = data.get("attrs", {}) if isinstance(data, dict) else {}
-        return dict(attrs)
+        data = self.record.data
+        return {} if data is None or data.attrs is None else dict(data.attrs)
 
     @property
     def validation_error(self) -> float:
         """Mean relative L2 error on the validation split (NaN if not recorded)."""
-        return float(lookup(self.run_info, "best_val_rel_l2", "val_error", default=np.nan))
+        value = self.record.best_val_rel_l2
+        return float(np.nan if value is None else value)
 
     @property
     def test_error(self) -> float:
         """Mean relative L2 error on the test split (NaN if not recorded)."""
-        return float(lookup(self.run_info, "test_rel_l2_best", "test_error", default=np.nan))
+        value = self.record.test_rel_l2_best
+        return float(np.nan if value is None else value)
+
+    @property
+    def run_info(self) -> dict[str, Any]:
+        """The run's record as the contents of a ``run.json`` (a fresh dict)."""
+        return self.record.to_dict()
 
     @property
     def config(self) -> dict[str, Any]:
@@ -478,7 +484,7 @@ class Surrogate:
         if pred.shape[-1] == n:
             return pred
         if self.spec.periodic:
-            return resample_periodic(pred, n)
+            return resample_output(pred, n, grid="periodic")  # as the ladder's answers
         return resample_nodes(pred, n, order=1)
 
     def _check_ood(self, values: NDArray[np.float64]) -> None:

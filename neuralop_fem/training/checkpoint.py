@@ -1,6 +1,8 @@
-"""The run directory: checkpoints, ``run.json``, ``metrics.csv`` and the loss curve.
+"""What the trainer keeps in its run directory: checkpoints, ``metrics.csv`` and the loss curve.
 
-Layout of ``RUN_DIR`` (relied on by :class:`~neuralop_fem.Surrogate`)::
+The directory and its record ``run.json`` are :class:`~neuralop_fem.runs.RunDir` and
+:class:`~neuralop_fem.runs.RunRecord`. Layout of ``RUN_DIR`` (relied on by
+:class:`~neuralop_fem.Surrogate`)::
 
     run.json        human-readable: preset, model config, TrainConfig, data provenance, splits,
                     resolution, versions, hardware, wall time, best epoch, val/test errors
@@ -15,15 +17,14 @@ Every ``.pt`` file holds only tensors and plain Python containers, so it loads w
 ``torch.load(weights_only=True)``. Files are written through :mod:`neuralop_fem.files` (a
 unique temporary name, renamed into place): a killed run never leaves a truncated checkpoint,
 and a symbolic link at a file's name is replaced, never written through. Readers check every
-file as untrusted (:mod:`.run_info` for ``run.json``; :func:`build_operator` for ``best.pt``).
+file as untrusted (:meth:`~neuralop_fem.runs.RunDir.read` for ``run.json``;
+:func:`build_operator` for ``best.pt``).
 """
 
 from __future__ import annotations
 
 import csv
-import json
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
@@ -32,18 +33,39 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..data.normalizer import UnitGaussianNormalizer
 from ..errors import RunDirectoryError
-from ..files import atomic_path, write_text_atomic
+from ..files import atomic_path
 from ..models import NormalizedOperator
 from ..models.io import check_state_dict, load_torch_file, model_from_config
-from .run_info import check_data_path, read_run_info
+from ..plotting import integer_axis, log_axis
+from ..runs import RunDir, RunRecord
+from ..runs.run_dir import (
+    BEST,
+    CURVE,
+    LAST,
+    METRICS,
+    PARTIAL,
+    RUN_FILES,
+    RUN_JSON,
+    read_run_info,
+    write_json,
+)
 
 __all__ = [
     "BEST_FORMAT",
     "LAST_FORMAT",
     "EpochRow",
+    "BEST",
+    "CURVE",
+    "LAST",
+    "METRICS",
+    "PARTIAL",
+    "RUN_FILES",
+    "RUN_JSON",
     "build_operator",
     "load_best",
+    "load_run",
     "load_trained",
     "operator_payload",
     "read_run_info",
@@ -55,11 +77,8 @@ __all__ = [
 
 BEST_FORMAT = "neuralop_fem.training.best/1"
 LAST_FORMAT = "neuralop_fem.training.last/1"
-RUN_JSON, LAST, BEST, METRICS, CURVE, PARTIAL = (
-    "run.json", "last.pt", "best.pt", "metrics.csv", "loss_curve.png", "partial.pt",
-)
-#: Every file the trainer writes into a run directory.
-RUN_FILES = (RUN_JSON, LAST, BEST, METRICS, CURVE, PARTIAL)
+#: The file names of a run directory are :mod:`neuralop_fem.runs.run_dir`'s (``RUN_JSON``,
+#: ``LAST``, ``BEST``, ``METRICS``, ``CURVE``, ``PARTIAL``, ``RUN_FILES``), imported here.
 _NORMALIZER_KEYS = ("mean", "std", "eps", "periodic")
 
 
@@ -67,20 +86,6 @@ def save_atomic(obj: object, path: Path) -> None:
     """``torch.save`` through :func:`neuralop_fem.files.atomic_path`."""
     with atomic_path(path) as tmp:
         torch.save(obj, tmp)
-
-
-def _compact_lists(text: str) -> str:
-    """Put JSON lists of numbers on one line (split indices stay readable)."""
-    return re.sub(
-        r"\[\s*((?:-?[\d.eE+-]+,\s*)*-?[\d.eE+-]+)\s*\]",
-        lambda m: "[" + ", ".join(m.group(1).replace(",", " ").split()) + "]",
-        text,
-    )
-
-
-def write_json(obj: Mapping[str, object], path: Path) -> None:
-    """Atomically write ``obj`` as indented JSON."""
-    write_text_atomic(path, _compact_lists(json.dumps(obj, indent=2, sort_keys=False)) + "\n")
 
 
 def _normalizer_state(norm: nn.Module | None) -> dict[str, torch.Tensor] | None:
@@ -110,8 +115,6 @@ def operator_payload(
 
 def _normalizer(payload: dict[str, Any], key: str, source: str) -> nn.Module | None:
     """The normaliser stored under ``key`` of a best-model payload, checked."""
-    from ..data.normalizer import UnitGaussianNormalizer
-
     state = payload.get(key)
     if state is None:
         return None
@@ -183,14 +186,15 @@ def load_best(path: Path, *, resolution: int | None = None) -> NormalizedOperato
     return build_operator(payload, source=str(path), resolution=resolution)
 
 
-def load_trained(
-    run_dir: str | os.PathLike[str], *, map_location: str | torch.device | None = None
-) -> tuple[NormalizedOperator, dict[str, Any]]:
-    """Load the selected (best-validation) model of a run.
+def load_run(
+    run_dir: str | os.PathLike[str] | RunDir, *,
+    map_location: str | torch.device | None = None,
+) -> tuple[NormalizedOperator, RunRecord]:
+    """Load the selected (best-validation) model of a run and its record.
 
     Parameters
     ----------
-    run_dir : path
+    run_dir : path or RunDir
         A directory written by :class:`~neuralop_fem.training.Trainer`, or ``"zoo:NAME"``, a
         model of the zoo (:mod:`neuralop_fem.zoo`; its weights are read from
         ``weights.safetensors``).
@@ -199,50 +203,51 @@ def load_trained(
 
     Returns
     -------
-    (NormalizedOperator, dict)
+    (NormalizedOperator, RunRecord)
         The model with its normalisers and boundary condition, in eval mode, and the
-        contents of ``run.json``.
+        record of ``run.json``.
 
     Raises
     ------
     RunDirectoryError
         If ``run_dir`` has no ``run.json`` or no ``best.pt``, or either is unreadable,
-        damaged or holds values out of range (see :func:`~.run_info.read_run_info` and
+        damaged or holds values out of range (see :meth:`~neuralop_fem.runs.RunDir.read` and
         :func:`build_operator`); the message names the file and the field.
     """
-    from ..zoo import WEIGHTS, resolve_run_dir
-
-    run_dir = resolve_run_dir(run_dir)  # zoo:NAME -> the zoo entry's directory
-    info = read_run_info(run_dir)
-    check_data_path(info, source=Path(run_dir) / RUN_JSON)
-    path = Path(run_dir) / BEST
-    resolution = info.get("resolution")
-    if not path.exists() and not path.is_symlink() and (Path(run_dir) / WEIGHTS).is_file():
-        from ..zoo import read_entry_card
-        from ..zoo.weights import read_payload, verify_weights  # a zoo entry: safetensors
-
-        path = Path(run_dir) / WEIGHTS
-        verify_weights(path, read_entry_card(run_dir))
-        operator = build_operator(read_payload(path), source=str(path), resolution=resolution)
-    elif not path.exists() and not path.is_symlink():
-        msg = (f"`run_dir` must contain {BEST} (a run that finished at least one epoch); "
-               f"got {run_dir}.")
-        raise RunDirectoryError(msg)
-    else:
-        operator = load_best(path, resolution=resolution)
+    run = RunDir.resolve(run_dir)  # zoo:NAME -> the zoo entry's directory
+    record = run.read_checked()
+    resolution = record.resolution
+    payload, path = run.operator_payload()
+    operator = build_operator(payload, source=str(path), resolution=resolution)
     family = operator.model.config.family
-    if info.get("model_family", family) != family:
-        msg = (f"{Path(run_dir) / RUN_JSON}: field `model_family` is {info['model_family']!r} but "
+    recorded = record.model_family
+    if recorded != family and (recorded is not None or "model_family" in record.nulls):
+        msg = (f"{run.run_json}: field `model_family` is {recorded!r} but "
                f"{path} holds a {family!r} model; the files come from different runs.")
         raise RunDirectoryError(msg)
     smallest = int(getattr(operator.model, "min_resolution", 1))
     if resolution is not None and resolution < smallest:
-        msg = (f"{Path(run_dir) / RUN_JSON}: field `resolution` must be >= {smallest}, the "
+        msg = (f"{run.run_json}: field `resolution` must be >= {smallest}, the "
                f"smallest grid the model of {BEST} supports; got {resolution}.")
         raise RunDirectoryError(msg)
     if map_location is not None:
         operator.to(map_location)
-    return operator, info
+    return operator, record
+
+
+def load_trained(
+    run_dir: str | os.PathLike[str], *, map_location: str | torch.device | None = None
+) -> tuple[NormalizedOperator, dict[str, Any]]:
+    """Load the selected (best-validation) model of a run: :func:`load_run`, with the record
+    as the plain contents of ``run.json`` (a dict).
+
+    Raises
+    ------
+    RunDirectoryError
+        As :func:`load_run`.
+    """
+    operator, record = load_run(run_dir, map_location=map_location)
+    return operator, record.to_dict()
 
 
 class EpochRow(TypedDict):
@@ -273,12 +278,10 @@ def write_metrics_csv(history: dict[str, list[float]], path: Path) -> None:
 
 def write_loss_curve(history: dict[str, list[float]], path: Path, *, title: str = "") -> None:
     """Train loss, validation relative L2 and learning rate against the epoch (log scales)."""
-    import matplotlib
+    import matplotlib  # deferred: matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
-
-    from ..plotting import integer_axis, log_axis
 
     epochs = np.arange(1, len(history["train_loss"]) + 1)
     fig = Figure(figsize=(7, 5.2), layout="constrained")

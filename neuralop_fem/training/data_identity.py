@@ -21,7 +21,7 @@ import xarray as xr
 
 from ..data.provenance import dataset_provenance, generation_settings
 from ..errors import DatasetError, RunDirectoryError
-from .run_info import read_run_info
+from ..runs import RunDir
 
 __all__ = ["same_dataset", "with_moved_data"]
 
@@ -70,12 +70,12 @@ def with_moved_data(identity: dict[str, Any], state_identity: Mapping[str, Any],
     if old is None or new is None or old == new or path is None:
         return identity
     try:
-        recorded = read_run_info(run_dir).get("data")
+        recorded = RunDir(run_dir).read().data
     except RunDirectoryError:
         return identity
-    if not isinstance(recorded, Mapping) or recorded.get("path") != old:
+    if recorded is None or recorded.path != old:
         return identity
-    if not same_dataset(recorded, dataset_provenance(dataset, path)):
+    if not same_dataset(recorded.to_dict(), dataset_provenance(dataset, path)):
         return identity
     _log.warning("the data of %s moved: %s (run) is now %s, the same dataset (same problem, "
                  "samples, grid and generation settings); resuming with it", run_dir, old, new)

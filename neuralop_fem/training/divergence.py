@@ -42,7 +42,7 @@ from ..errors import TrainingDivergedError
 from . import checkpoint as ck
 from . import resume as rs
 from .optim import LR_GROUP_KEYS, from_main
-from .run_info import Rollback, rollback_entry_ok
+from ..runs.validation import Rollback, rollback_entry_ok
 
 __all__ = ["LR_FACTOR", "LR_GROUP_KEYS", "Rollback", "TrainingDivergedError", "check_rollbacks",
            "divergence", "loss_jump", "lr_scale", "scale_lr", "undo_diverged_epoch"]
@@ -169,7 +169,7 @@ def undo_diverged_epoch(trainer: Any, loss: float, val: float | None) -> bool:
         # partial.pt first: it would resume the undone epoch (its epoch count is last.pt's)
         (t.run_dir / ck.PARTIAL).unlink(missing_ok=True)
         t.save_last()
-        ck.write_json(t.run_info(status="running"), t.run_dir / ck.RUN_JSON)
+        t.run.write(t.run_record(status="running"))
     t.ctx.barrier()
     if give_up:
         _give_up(t, epoch, reason, f"again after {len(t.rollbacks) - 1} rollbacks "
@@ -191,5 +191,5 @@ def _give_up(t: Any, epoch: int, reason: str, why: str, remedy: str) -> None:
             if t.best_epoch else "")
     msg = f"{t.run_dir}: training diverged in epoch {epoch} {why}: {reason}.{kept} {remedy}"
     if t.ctx.is_main:
-        ck.write_json(t.run_info(status="diverged"), t.run_dir / ck.RUN_JSON)
+        t.run.write(t.run_record(status="diverged"))
     raise TrainingDivergedError(msg)

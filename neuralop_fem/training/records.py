@@ -9,12 +9,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..runs import RUN_FORMAT, RunRecord
 from . import checkpoint as ck
 from . import resume as rs
 from . import within_epoch as we
 from ._env import environment_info
 from .optim import peak_lr
-from .run_info import RUN_FORMAT
 
 __all__ = ["resume_state", "run_record"]
 
@@ -46,11 +46,11 @@ def resume_state(trainer: Any, identity: dict[str, Any],
 
 
 def run_record(trainer: Any, *, status: str,
-               results: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The contents of ``run.json``: ``status``, the run's settings, data, splits, hardware,
+               results: Mapping[str, Any] | None = None) -> RunRecord:
+    """The record of ``run.json``: ``status``, the run's settings, data, splits, hardware,
     code commits and progress, and ``results`` (the test errors of a finished run)."""
     t, d = trainer, trainer.data
-    return {
+    return RunRecord.written(**{
         "format": RUN_FORMAT,
         "status": status,
         "preset": t.preset,
@@ -83,4 +83,4 @@ def run_record(trainer: Any, *, status: str,
         "best_epoch": t.best_epoch,
         "best_val_rel_l2": None if math.isinf(t.best_val) else t.best_val,
         **(results or {}),
-    }
+    })

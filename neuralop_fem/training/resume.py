@@ -1,8 +1,7 @@
 """The run directory as the :class:`~neuralop_fem.training.Trainer` finds it: checks and resume.
 
-* :func:`prepare_run_dir`: the directory must be a real directory (not a symbolic link) and the
-  trainer's files in it regular files; ``overwrite`` removes them (a link is removed, never
-  its target). Temporaries left by a killed write are deleted.
+* :func:`prepare_run_dir`: :meth:`neuralop_fem.runs.RunDir.prepare` (a real directory, the
+  trainer's files in it regular files, locked).
 * :func:`read_last`: ``last.pt`` read as untrusted (:func:`~neuralop_fem.models.io.load_torch_file`)
   and its structure checked: format, identity, epoch, history, best epoch, wall time, RNG states.
 * :func:`restore`: model weights (keys and shapes checked against the model), optimizer
@@ -26,10 +25,12 @@ import torch
 from solvers.checks import is_int, is_real
 
 from ..errors import ConfigError, RunDirectoryError
-from ..files import ExclusiveLock, remove_stale_temporaries
+from ..files import ExclusiveLock
 from ..models.io import check_state_dict, load_torch_file
+from ..runs import RunDir
+from ..runs.run_dir import LOCK, RETRY
+from ..runs.train_config import TrainConfig, added_defaults
 from . import checkpoint as ck
-from .config import TrainConfig, added_defaults
 from .distributed import GlobalBatchSampler
 from .optim import (
     LR_GROUP_KEYS,
@@ -48,10 +49,6 @@ _HISTORY = ("train_loss", "val_rel_l2", "lr", "epoch_time_s")
 RNG_STATES = ("torch", "cuda", "numpy", "python", "loader")
 #: Optimizer group entries that the schedule changes every step.
 _GROUP_PROGRESS = ("lr", "betas")
-#: The lock file of a run directory (held by the training process).
-LOCK = ".lock"
-#: The remedy every refusal of a damaged run directory ends with.
-RETRY = "Pass overwrite=True to start the run again."
 
 
 def fail(source: Any, field: str, expected: str, value: Any = None) -> RunDirectoryError:
@@ -59,75 +56,15 @@ def fail(source: Any, field: str, expected: str, value: Any = None) -> RunDirect
     return RunDirectoryError(f"{source}: field `{field}` must be {expected}{got}. {RETRY}")
 
 
-def _link_target(path: Path) -> str:
-    try:
-        return str(path.readlink())
-    except OSError:  # pragma: no cover - raced away
-        return "?"
-
-
 def prepare_run_dir(run_dir: Path, *, overwrite: bool, is_main: bool) -> ExclusiveLock | None:
-    """Lock, check (and with ``overwrite`` clear) ``run_dir`` before the trainer uses it.
-
-    Returns
-    -------
-    ExclusiveLock or None
-        The main process's lock on the run directory (``run_dir/.lock``), held until the
-        trainer closes; None on the other processes of a distributed run.
-
-    Raises
-    ------
-    RunDirectoryError
-        ``run_dir`` is a symbolic link or not a directory, another process trains in it; a
-        trainer file in it is a directory, or (without ``overwrite``) a symbolic link.
-    """
-    if run_dir.is_symlink():
-        msg = (f"`run_dir` must be a directory, not a symbolic link; got {run_dir} -> "
-               f"{_link_target(run_dir)}. Pass the link's target ({run_dir.resolve()}) instead.")
-        raise RunDirectoryError(msg)
-    if run_dir.exists() and not run_dir.is_dir():
-        msg = f"`run_dir` must be a directory; got {run_dir}, which is a file."
-        raise RunDirectoryError(msg)
-    lock = lock_run_dir(run_dir) if is_main else None
-    try:
-        _check_files(run_dir, overwrite=overwrite, is_main=is_main)
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
-    return lock
+    """Lock, check (and with ``overwrite`` clear) ``run_dir``: :meth:`RunDir.prepare
+    <neuralop_fem.runs.RunDir.prepare>`."""
+    return RunDir(run_dir).prepare(overwrite=overwrite, is_main=is_main)
 
 
 def lock_run_dir(run_dir: Path) -> ExclusiveLock:
-    """The exclusive lock of a run directory (created if missing); refused while another
-    trainer holds it."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    busy = RunDirectoryError(f"{run_dir}: another trainer is using this run directory (lock "
-                             f"{run_dir / LOCK}); wait for it to finish or use another --out.")
-    return ExclusiveLock(run_dir / LOCK, busy=busy)
-
-
-def _check_files(run_dir: Path, *, overwrite: bool, is_main: bool) -> None:
-    for name in ck.RUN_FILES:
-        path = run_dir / name
-        if path.is_symlink():
-            if overwrite:
-                if is_main:
-                    path.unlink()  # the link itself; its target is left alone
-                continue
-            msg = (f"{path}: is a symbolic link (to {_link_target(path)}); the trainer writes only "
-                   f"regular files in its run directory. Remove the link, or pass "
-                   "overwrite=True to start the run again.")
-            raise RunDirectoryError(msg)
-        if path.is_dir():
-            msg = f"{path}: is a directory; the trainer writes a file of that name. Remove it."
-            raise RunDirectoryError(msg)
-        if overwrite and is_main:
-            path.unlink(missing_ok=True)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if is_main:
-        for name in ck.RUN_FILES:
-            remove_stale_temporaries(run_dir, name)
+    """The exclusive lock of a run directory: :meth:`RunDir.lock <neuralop_fem.runs.RunDir.lock>`."""
+    return RunDir(run_dir).lock()
 
 
 def _is_plain(value: Any) -> bool:

@@ -14,7 +14,7 @@ scheduler, history and every RNG state, and ``partial.pt`` within an epoch every
 ``checkpoint_minutes`` (:mod:`.within_epoch`), so a run killed at any point - in an epoch,
 between the files of one checkpoint, or while the test errors are computed - and started again
 with the same arguments finishes with bitwise the same weights and metrics (on CPU). Every file of
-the run directory is read back as untrusted (:mod:`.resume`, :mod:`.run_info`).
+the run directory is read back as untrusted (:mod:`.resume`, :class:`~neuralop_fem.runs.RunDir`).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from ..errors import ConfigError, RunDirectoryError
 from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
 from ..models.presets import ModelConfig
+from ..runs import RunDir, RunRecord
 from . import checkpoint as ck
 from . import divergence as dv
 from . import optim, records
@@ -54,7 +55,6 @@ from .losses import operator_loss
 from .optim import make_optimizer, make_scheduler
 from .progress import TrainingProgress, training_warnings
 from .resident import eval_loader, training_loader
-from .run_info import recorded_status
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -114,6 +114,7 @@ class Trainer:
                    f"got {type(model_config).__name__}.")
             raise ConfigError(msg)
         self.run_dir = Path(run_dir)
+        self.run = RunDir(self.run_dir)  # run.json, the lock, the file names
         self.ctx, self.device = DistContext.from_env(config.device)
         self.amp_choice: AmpChoice = resolve_amp(config.amp, self.device)  # in run.json too
         config = config.replace(amp=self.amp_choice.amp)
@@ -187,7 +188,7 @@ class Trainer:
         self.code_history = rs.code_history((resume or {}).get("code_history"), code_version(),
                                             next_epoch=self.epoch + 1)
         if self.ctx.is_main:  # a resumed run records the epochs it restored at once
-            ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
+            self.run.write(self.run_record(status="running"))
         self.ctx.barrier()
 
     # -- run directory ---------------------------------------------------------------------
@@ -202,13 +203,12 @@ class Trainer:
     def _check_run_dir(self, dataset: xr.Dataset, path: Any, *,
                        overwrite: bool) -> dict[str, Any] | None:
         """The ``last.pt`` state to resume from, None for a fresh run; refusals as documented."""
-        self._lock = rs.prepare_run_dir(self.run_dir, overwrite=overwrite,
-                                        is_main=self.ctx.is_main)
+        self._lock = self.run.prepare(overwrite=overwrite, is_main=self.ctx.is_main)
         self.ctx.barrier()
         last = self.run_dir / ck.LAST
         if overwrite:
             return None
-        status = recorded_status(self.run_dir)
+        status = self.run.recorded_status()
         state = rs.read_last(last) if last.exists() else None
         if state is None and status in ("finished", "finishing"):
             msg = (f"{self.run_dir} holds a finished run whose {ck.LAST} is missing; pass "
@@ -259,10 +259,15 @@ class Trainer:
         ck.save_atomic(records.resume_state(self, self._identity_value, within),
                        self.run_dir / (ck.LAST if within is None else ck.PARTIAL))
 
-    def run_info(self, *, status: str,
-                 results: Mapping[str, float] | None = None) -> dict[str, Any]:
-        """The contents of ``run.json`` (:func:`.records.run_record`)."""
+    def run_record(self, *, status: str,
+                   results: Mapping[str, Any] | None = None) -> RunRecord:
+        """The record of ``run.json`` (:func:`.records.run_record`)."""
         return records.run_record(self, status=status, results=results)
+
+    def run_info(self, *, status: str,
+                 results: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The contents of ``run.json`` as a dict (:meth:`run_record`)."""
+        return self.run_record(status=status, results=results).to_dict()
 
     # -- training ----------------------------------------------------------------------------
     def _batch(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -374,7 +379,7 @@ class Trainer:
         stop = cfg.epochs if max_epochs_this_call is None else min(
             cfg.epochs, self.epoch + max_epochs_this_call)
         if self._lock is None and self.ctx.is_main:  # a second fit() of this trainer
-            self._lock = rs.lock_run_dir(self.run_dir)
+            self._lock = self.run.lock()
         self.logger = logger if self.ctx.is_main else None
         early = optim.stop_early(cfg, self.epoch, self.best_epoch, self.ctx)
         try:
@@ -424,7 +429,7 @@ class Trainer:
             self.save_last()
             (self.run_dir / ck.PARTIAL).unlink(missing_ok=True)  # older than last.pt now
             ck.write_metrics_csv(self.history, self.run_dir / ck.METRICS)
-            ck.write_json(self.run_info(status="running"), self.run_dir / ck.RUN_JSON)
+            self.run.write(self.run_record(status="running"))
         self.ctx.barrier()
         return row
 
@@ -443,7 +448,7 @@ class Trainer:
             "best_val_rel_l2": self.best_val,
         }
         if self.ctx.is_main and finished:
-            ck.write_json(self.run_info(status="finishing"), self.run_dir / ck.RUN_JSON)
+            self.run.write(self.run_record(status="finishing"))
             ck.write_metrics_csv(self.history, self.run_dir / ck.METRICS)
         if self.ctx.is_main and self.history["train_loss"]:
             title = f"{self.preset or self.model_config.family} (n={self.data.resolution})"
@@ -457,8 +462,8 @@ class Trainer:
             results = {k: out[k] for k in ("test_rel_l2_best", "test_rel_l2_final",
                                             "val_rel_l2_final", "bf16_output_deviation",
                                             "warnings") if k in out}
-            info = self.run_info(status="finished" if finished else "interrupted", results=results)
-            ck.write_json(info, self.run_dir / ck.RUN_JSON)
+            self.run.write(self.run_record(status="finished" if finished else "interrupted",
+                                           results=results))
         self.ctx.barrier()
         return out
 
