@@ -15,9 +15,16 @@ What depends on the convention, and asks here:
   every edge, only on the node grid) and at which edges (:func:`dirichlet_edges`: the first
   and last point per axis on nodes, the first on ``x_i = i/n``, none on cell centres), which
   decides where a model's prediction is set to zero;
-* coarsening by striding (:func:`reachable`): node grids ``(n_full - 1) % (n - 1) == 0``,
-  ``x_i = i/n`` grids ``n_full % n == 0``; a cell-centred grid is not strided (the centres of
-  a coarser grid are not points of a finer one), so only its own resolution is reachable.
+* coarsening by striding (:func:`reachable`, :func:`grid_stride`): node grids
+  ``(n_full - 1) % (n - 1) == 0``, ``x_i = i/n`` grids ``n_full % n == 0``; a cell-centred grid
+  is not strided (the centres of a coarser grid are not points of a finer one), so only its own
+  resolution is reachable;
+* moving samples to another resolution (:func:`resample_input` for inputs and coefficients,
+  linear or nearest node; :func:`resample_output` for solutions and predictions, Fourier on the
+  periodic grid, bilinear on nodes).
+
+The numerics (coordinates, strides, interpolations) are those of :mod:`solvers.grids`; this
+module adds what a dataset decides (its attribute, its problem's solver and boundary).
 
 The models see every grid through the coordinates their dataset hands them (the node
 coordinates of the same number of points for non-node grids; a relabelling the model cannot
@@ -30,14 +37,24 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from solvers.grids import describe_grid, grid_coordinates, grid_spacing
+from solvers.grids import (
+    bilinear_at_points,
+    describe_grid,
+    grid_coordinates,
+    grid_reachable,
+    grid_spacing,
+    grid_stride,
+    resample_input,
+    resample_output,
+)
 from solvers.problems import get_problem
 
-from ..errors import DatasetError, InputError
+from ..errors import DatasetError
 from .names import GRID
 
 __all__ = [
     "GRID",
+    "bilinear_at_points",
     "dataset_grid",
     "describe_grid",
     "dirichlet_edges",
@@ -47,6 +64,8 @@ __all__ = [
     "grid_stride",
     "problem_grids",
     "reachable",
+    "resample_input",
+    "resample_output",
     "zero_boundary",
 ]
 
@@ -117,26 +136,6 @@ def dirichlet_edges(problem: str, grid: str,
     return (bool(abs(points[0]) < 1e-6), bool(abs(points[-1] - 1.0) < 1e-6))
 
 
-def reachable(grid: str, n_full: int) -> list[int]:
-    """Resolutions reachable from ``n_full`` points of ``grid`` by strided subsampling."""
-    if grid == "nodes":
-        return [n for n in range(2, n_full + 1) if (n_full - 1) % (n - 1) == 0]
-    if grid == "cell-centred":
-        return [n_full]
-    return [n for n in range(1, n_full + 1) if n_full % n == 0]
-
-
-def grid_stride(grid: str, n_full: int, n: int) -> int:
-    """The stride that takes ``n_full`` points of ``grid`` to ``n`` points.
-
-    Raises
-    ------
-    InputError
-        ``n`` is not :func:`reachable`; the message lists the reachable resolutions.
-    """
-    valid = reachable(grid, n_full)
-    if n not in valid:
-        msg = (f"`resolution` must be reachable from {n_full} by strided subsampling on the "
-               f"{grid} grid: one of {valid}; got {n}.")
-        raise InputError(msg)
-    return (n_full - 1) // (n - 1) if grid == "nodes" else n_full // n
+#: Resolutions reachable from ``n_full`` points of a grid by strided subsampling
+#: (:func:`solvers.grids.grid_reachable`).
+reachable = grid_reachable

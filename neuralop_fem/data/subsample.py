@@ -2,11 +2,16 @@
 
 Grids
 -----
+The strides are the rules of :mod:`solvers.grids` (:func:`~solvers.grids.grid_reachable`,
+:func:`~solvers.grids.grid_stride`), asked here by a ``periodic`` flag:
+
 * periodic 1D (Burgers): ``x_i = i/n``; resolution ``n`` is reachable from ``n_full`` by striding
   when ``n_full % n == 0`` (stride ``n_full // n``), e.g. 8192 -> 2048 -> 512.
 * node grid (Darcy): ``x_i = i/(n-1)`` incl. both ends; reachable when
   ``(n_full - 1) % (n - 1) == 0`` (stride ``(n_full - 1) // (n - 1)``),
   e.g. 421 -> 211 -> 141 -> 85.
+
+:func:`average_pool_nodes` (the coarse CiNN input) is :func:`solvers.grids.average_pool_nodes`.
 
 Derivatives are computed on the full-resolution data and then subsampled:
 
@@ -23,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from solvers.problems import grid_reachable, grid_stride
+from solvers.grids import average_pool_nodes, grid_reachable, grid_stride
 
 from ..errors import InputError
 
@@ -43,7 +48,7 @@ def _grid(periodic: bool) -> str:
 def reachable_resolutions(n_full: int, *, periodic: bool) -> list[int]:
     """Resolutions reachable from ``n_full`` by strided subsampling, ascending.
 
-    The rule of the grid (:meth:`solvers.problems.Problem.reachable`): periodic grid, the
+    The rule of the grid (:func:`solvers.grids.grid_reachable`): periodic grid, the
     divisors of ``n_full``; node grid, ``n`` with ``(n_full-1) % (n-1) == 0`` (``n >= 2``).
     """
     return grid_reachable(_grid(periodic), n_full)
@@ -102,38 +107,3 @@ def node_gradient(u: NDArray[np.floating], *, h: float) -> NDArray[np.floating]:
         msg = f"`u` must have at least 3 x 3 nodes for a gradient; got shape {u.shape}."
         raise InputError(msg)
     return np.stack((_diff_axis(u, -2, h), _diff_axis(u, -1, h)), axis=-1)
-
-
-def average_pool_nodes(a: NDArray[np.floating], *, factor: int) -> NDArray[np.floating]:
-    """Average-pool a node-grid field by ``factor``: ``n -> (n-1)/factor + 1`` nodes.
-
-    Coarse node ``i`` (at fine node ``factor*i``) gets the mean of the fine nodes within
-    ``r = factor // 2`` nodes of it along each axis, i.e. a centred ``(2r+1) x (2r+1)`` window
-    (``factor x factor`` for odd factors, ``(factor+1) x (factor+1)`` for even ones), clipped at
-    the boundary (the mean is over the nodes inside the domain only, like a NaN-padded nanmean).
-
-    Parameters
-    ----------
-    a : (..., n, n) array with ``(n - 1) % factor == 0``.
-    factor : int >= 1
-
-    Returns
-    -------
-    (..., m, m) array, ``m = (n - 1) // factor + 1``.
-    """
-    n = a.shape[-1]
-    if factor < 1 or (n - 1) % factor != 0 or a.shape[-2] != n:
-        msg = (
-            f"`factor` must be >= 1 and divide n - 1 = {n - 1} of a square node grid; "
-            f"got factor {factor} for shape {a.shape}."
-        )
-        raise InputError(msg)
-    r = factor // 2
-    m = (n - 1) // factor + 1
-    centres = np.arange(m) * factor
-    # (m, n) averaging matrix along one axis: row i averages fine nodes |j - factor*i| <= r.
-    j = np.arange(n)
-    w = (np.abs(j[None, :] - centres[:, None]) <= r).astype(a.dtype)
-    w /= w.sum(axis=1, keepdims=True)
-    # Separable: the 2D window mean over in-domain nodes is the product of the 1D means.
-    return np.einsum("ix,...xy,jy->...ij", w, a, w, optimize=True)

@@ -1,4 +1,11 @@
-"""Grid coordinates, resolution rules and input-shape checks shared by the models."""
+"""Grid coordinates, resolution rules and input-shape checks shared by the models.
+
+The coordinates are those of :mod:`solvers.grids` (``"periodic"``: ``x_i = i/n``; ``"nodes"``:
+``x_i = i/(n-1)``), built with torch on the input's device inside ``forward`` (no host copy,
+traceable by ``torch.compile``): :func:`periodic_grid_1d` equals
+:func:`solvers.grids.grid_coordinates` exactly, :func:`node_grid_2d` to torch's ``linspace``
+round-off (a unit in the last place; tested).
+"""
 
 from __future__ import annotations
 
@@ -22,7 +29,8 @@ __all__ = [
 
 
 def periodic_grid_1d(n: int, *, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """Periodic grid ``x_i = i/n``, ``i = 0..n-1`` on [0, 1), shape (n, 1).
+    """Periodic grid ``x_i = i/n``, ``i = 0..n-1`` on [0, 1), shape (n, 1)
+    (:func:`solvers.grids.grid_coordinates` ``("periodic", n)``).
 
     The reference code uses ``linspace(0, 1, n)`` (both endpoints) although the Burgers
     problem is periodic; we use the grid the data are sampled on (no duplicated endpoint).
@@ -31,7 +39,8 @@ def periodic_grid_1d(n: int, *, dtype: torch.dtype, device: torch.device) -> tor
 
 
 def node_grid_2d(n: int, *, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """Node grid of [0, 1]^2 with ``x_i = i/(n-1)``, shape (n, n, 2).
+    """Node grid of [0, 1]^2 with ``x_i = i/(n-1)``, shape (n, n, 2)
+    (:func:`solvers.grids.grid_coordinates` ``("nodes", n)`` per axis, to round-off).
 
     Component 0 is the coordinate along tensor axis 1 of a (batch, n, n, channels) field
     (``x``), component 1 the coordinate along axis 2 (``y``), matching the data layout

@@ -22,23 +22,26 @@ and quadrilateral meshes round-trip.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import skfem
 from numpy.typing import ArrayLike, NDArray
-from scipy.interpolate import RegularGridInterpolator
 from skfem.helpers import dot
 
 from solvers.contract import SolveReport, SolverInput, SolverOutput, check_finite
+from solvers.darcy import DarcyFEMSolver
 
+from ..data.grids import bilinear_at_points, grid_coordinates
+from ..data.provenance import require_physics
 from ..errors import InputError, ShapeError
+from ..extras import require
+from ..files import atomic_path
 
 if TYPE_CHECKING:  # pragma: no cover
     import meshio
-
-    from solvers.darcy import DarcyFEMSolver
 
 __all__ = [
     "GridSurrogate",
@@ -50,6 +53,7 @@ __all__ = [
     "mesh_from_meshio",
     "read_fields",
 ]
+
 
 def _check_unit_square(mesh: skfem.Mesh) -> None:
     lo, hi = mesh.p.min(axis=1), mesh.p.max(axis=1)
@@ -90,7 +94,7 @@ def coefficient_to_grid(mesh: skfem.Mesh, coefficient: ArrayLike, n: int) -> NDA
         raise ShapeError(msg)
     check_finite(coef, name="coefficient")
     _check_unit_square(mesh)
-    x = np.linspace(0.0, 1.0, n)
+    x = grid_coordinates("nodes", n)
     xx, yy = np.meshgrid(x, x, indexing="ij")
     try:
         elems = mesh.element_finder()(xx.ravel(), yy.ravel())
@@ -119,9 +123,7 @@ def grid_to_mesh(values: ArrayLike, mesh: skfem.Mesh) -> NDArray[np.float64]:
         msg = f"`values` must be an (n, n) node-grid array with n >= 2; got shape {v.shape}."
         raise ShapeError(msg)
     _check_unit_square(mesh)
-    x = np.linspace(0.0, 1.0, v.shape[0])
-    interp = RegularGridInterpolator((x, x), v, method="linear")
-    return interp(np.clip(mesh.p.T, 0.0, 1.0))
+    return bilinear_at_points(v, mesh.p.T)
 
 
 @skfem.BilinearForm
@@ -198,12 +200,6 @@ def compare_on_mesh(surrogate: GridSurrogate, mesh: skfem.Mesh, coefficient: Arr
         Without ``solver``, when the surrogate was trained on data imported without its
         forcing (no default is assumed).
     """
-    import time
-
-    from solvers.darcy import DarcyFEMSolver
-
-    from ..data.provenance import require_physics
-
     if solver is None:
         provenance = getattr(surrogate, "provenance", {})
         require_physics(provenance, "darcy", source="the surrogate's training data")
@@ -253,9 +249,6 @@ def export_fields(path: str | os.PathLike[str], mesh: skfem.Mesh, *,
     ShapeError
         A field of the wrong length.
     """
-    from ..extras import require
-    from ..files import atomic_path
-
     to_meshio = require("skfem.io.meshio", needed_for="export_fields").to_meshio
 
     suffix = os.fspath(path).rsplit(".", 1)[-1].lower()
@@ -298,8 +291,6 @@ def read_fields(path: str | os.PathLike[str]) -> tuple[skfem.Mesh, dict[str, NDA
         The fields by name: ``(nvertices,)`` and ``(nelements,)`` arrays (scikit-fem's own
         ``skfem:`` boundary/subdomain encodings are decoded into the mesh, not returned).
     """
-    from ..extras import require
-
     require("skfem.io.meshio", needed_for="read_fields")
     out = ["point_data", "cell_data"]
     mesh = skfem.Mesh.load(os.fspath(path), out=out)
@@ -320,8 +311,6 @@ def mesh_from_meshio(m: meshio.Mesh) -> skfem.Mesh:
     InputError
         If ``m`` holds no cell type scikit-fem supports.
     """
-    from ..extras import require
-
     from_meshio = require("skfem.io.meshio", needed_for="mesh_from_meshio").from_meshio
     try:
         return from_meshio(m)
