@@ -20,6 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from solvers.problems import get_problem
+
+from ..data.generation import config_class, generate
+from ..errors import ConfigError
+from ..models import PRESETS
+from ..training import Trainer
+from ..training.config import training_preset
 from .entries import named_values, spec_of
 from .record import QUICK, REDUCED, build_row, merge_rows, mode_of, noise_of
 from .rows import run_tag
@@ -63,8 +70,6 @@ class ReproduceSettings:
     results: Path = Path("benchmarks/results/reproduction.json")
 
     def __post_init__(self) -> None:
-        from ..errors import ConfigError
-
         problems = []
         named = named_values("viscosity")
         if self.viscosity not in named:
@@ -98,11 +103,6 @@ def data_file(settings: ReproduceSettings, task: str) -> Path:
     ``<problem>[_<tag><variant>]_n<grid>_N<samples>[_seed<S>].nc``, the variant being the
     entry's named data parameter (``burgers_nugt_n8192_N1224.nc``).
     """
-    from solvers.problems import get_problem
-
-    from ..data.generation import config_class, generate
-    from ..errors import ConfigError
-
     problem = get_problem(task).data_problem
     spec = spec_of(problem)
     n, samples = ((spec.quick.data_n, spec.quick.samples) if settings.quick
@@ -146,9 +146,6 @@ def _parse_set(items: tuple[str, ...]) -> dict[str, Any]:
 
 def configs(settings: ReproduceSettings, preset: str, seed: int) -> tuple[Any, Any]:
     """The model and training configs of one seed of ``preset``."""
-    from ..models import PRESETS
-    from ..training import training_preset
-
     cfg = training_preset(preset)
     spec = spec_of(cfg.task, where=f"--preset {preset}")
     model = PRESETS[preset]
@@ -171,9 +168,6 @@ def configs(settings: ReproduceSettings, preset: str, seed: int) -> tuple[Any, A
 
 def train_seed(settings: ReproduceSettings, preset: str, seed: int) -> tuple[Path, Path] | None:
     """Train (or resume) one seed; ``(run directory, dataset)`` once finished, else None."""
-    from ..errors import ConfigError
-    from ..training import Trainer
-
     model, cfg = configs(settings, preset, seed)
     data = data_file(settings, cfg.task)
     mode = mode_of(cfg.task, quick=settings.quick, reduced=settings.reduced)
@@ -219,10 +213,6 @@ def reproduce(settings: ReproduceSettings, presets: list[str],
         Before anything runs, for a preset whose problem has no reproduction entry (or
         whose data problem has none).
     """
-    from solvers.problems import get_problem
-
-    from ..training import training_preset
-
     for preset in presets:
         task = training_preset(preset).task
         spec_of(task, where=f"--preset {preset}")

@@ -8,6 +8,7 @@ say so in one line where a problem has none.
 
 from __future__ import annotations
 
+from ..errors import ConfigError
 from ..problems import ReproductionSpec, get_kit, kits
 
 __all__ = ["named_values", "problem_of_file", "problem_prefix", "spec_of", "spec_or_none"]
@@ -34,8 +35,6 @@ def spec_of(task: str, *, where: str = "") -> ReproductionSpec:
     """
     spec = get_kit(task).reproduction_spec()
     if spec is None:
-        from ..errors import ConfigError
-
         reproduced = ", ".join(repr(k.name) for k in kits() if k.reproduction is not None)
         msg = (f"{where + ': ' if where else ''}problem {task!r} has no reproduction entry "
                f"(its ProblemKit sets no `reproduction`); `neuralop-fem reproduce` reproduces "
@@ -74,8 +73,6 @@ def problem_of_file(stem: str) -> str:
     """
     problem = problem_prefix(stem, "_")
     if problem is None:
-        from ..errors import ConfigError
-
         msg = (f"dataset {stem!r}: a reproduction dataset's name starts with its problem "
                f"and '_' (one of {', '.join(repr(k.name) for k in kits())})")
         raise ConfigError(msg)

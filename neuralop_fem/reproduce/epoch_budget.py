@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from ..training.config import training_preset
 from .entries import spec_or_none
 from .rows import model_suffix
 
@@ -48,8 +49,6 @@ class Point:
 
 @cache
 def _base_config(task: str, preset: str) -> Mapping[str, Any] | None:
-    from ..training import training_preset
-
     try:
         return training_preset(f"{task}-{model_suffix(preset)}").to_dict()
     except ConfigError:  # a preset this code does not know: not part of a series

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..data.fingerprint import SAME_VALUES_RTOL, sketch_difference
+from ..errors import DatasetError
 
 __all__ = ["DataMatch", "data_matches", "record_identical", "same_values_checksum"]
 
@@ -87,8 +88,6 @@ def data_matches(results: dict[str, Any], data_row: dict[str, Any], *,
         try:
             diff = sketch_difference(sketch, data_row["sketch"])
         except ValueError as exc:
-            from ..errors import DatasetError
-
             msg = f"the data sketch of row {keys[0]!r} cannot be compared: {exc}"
             raise DatasetError(msg) from None
         matches.append(DataMatch("same values" if diff <= rtol else "different", checksum,

@@ -16,6 +16,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from solvers.darcy_inverse import add_noise, paper_noise_to_relative
+from solvers.problems import get_problem
+
 __all__ = ["grid_data", "paper_observations"]
 
 
@@ -31,8 +34,6 @@ def grid_data(ds: Any, train: NDArray[np.int64], test: NDArray[np.int64],
     InputError
         ``n`` is not reachable from the dataset's grid by striding.
     """
-    from solvers.problems import get_problem
-
     stride = get_problem("darcy").stride(int(ds.sizes["x"]), n)
     sel = {"x": slice(None, None, stride), "y": slice(None, None, stride)}
 
@@ -55,8 +56,6 @@ def paper_observations(grid: dict[str, NDArray[np.float64]], epsilon: float,
     >>> obs["levels"].tolist(), bool((obs["noisy"] == obs["clean"]).all())
     ([0.0, 0.0], True)
     """
-    from solvers.darcy_inverse import add_noise, paper_noise_to_relative
-
     u_train, u = grid["u_train"], grid["u"]
     if epsilon <= 0:
         return {"clean": u, "noisy": u.copy(), "truth": grid["a"], "levels": np.zeros(len(u))}

@@ -14,8 +14,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from solvers.problems import get_problem
+
+from ..environment import environment_record
+from ..errors import ConfigError, DatasetError, RunDirectoryError
+from ..evaluation import evaluate_run
+from ..training import read_run_info
+from ..training.config import training_preset
 from .entries import spec_of
 from .identity import data_matches, record_identical, same_values_checksum
+from .results import write_results
 from .rows import (
     SCALE_FIELDS,
     changes,
@@ -64,8 +72,6 @@ def mode_of(task: str, *, quick: bool, reduced: bool) -> str:
 
 def noise_of(task: str, noise: float) -> float | None:
     """The noise level that tells runs apart: the inverse problem's, None for the others."""
-    from solvers.problems import get_problem
-
     return float(noise) if get_problem(task).inverse else None
 
 
@@ -82,8 +88,6 @@ def check_recordable(info: dict[str, Any], run_dir: Path, data_row: dict[str, An
     ConfigError
         The dataset is not the one the run was trained on.
     """
-    from ..errors import ConfigError, RunDirectoryError
-
     if info["status"] != "finished":
         msg = (f"RUN_DIR {run_dir}: the run has not finished (status {info['status']!r}; "
                f"run.json counts {info['epochs_completed']} of {info['train_config']['epochs']} "
@@ -115,9 +119,6 @@ def check_scale(info: dict[str, Any], run_dir: Path, mode: str) -> None:
     """Refuse a row whose mode (``paper``, ``reduced``) claims a scale the run did not have:
     fewer epochs or training samples, or another grid, than the preset (with :data:`REDUCED`
     for ``reduced``). Smaller runs are recorded with ``--quick``, which says so."""
-    from ..errors import ConfigError
-    from ..training import training_preset
-
     if mode == "quick":
         return
     preset = training_preset(str(info["preset"]))
@@ -149,12 +150,6 @@ def build_row(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bo
         The run's problem has no reproduction entry; and the errors of
         :func:`check_recordable` and :func:`check_scale`.
     """
-    from solvers.problems import get_problem
-
-    from ..environment import environment_record
-    from ..evaluation import evaluate_run
-    from ..training import read_run_info
-
     info = read_run_info(run_dir)
     task = info["task"]
     spec = spec_of(task, where=f"RUN_DIR {run_dir}")
@@ -217,8 +212,6 @@ def load_results(path: Path) -> dict[str, Any]:
     DatasetError
         ``path`` is not JSON, or not an object with a ``runs`` object.
     """
-    from ..errors import DatasetError
-
     if not path.is_file():
         return {"runs": {}}
     try:
@@ -234,8 +227,6 @@ def load_results(path: Path) -> dict[str, Any]:
 
 def save_results(path: Path, results: dict[str, Any]) -> tuple[Path, Path]:
     """Write ``path`` (JSON) and the markdown tables beside it (``.md``), atomically."""
-    from .results import write_results
-
     return write_results(path.parent, path.stem, results, markdown(results))
 
 

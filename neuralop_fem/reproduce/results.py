@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..files import write_text_atomic
+
 __all__ = ["footer", "write_results"]
 
 
@@ -18,8 +20,6 @@ def write_results(directory: Path, stem: str, data: dict[str, Any],
                   markdown: str) -> tuple[Path, Path]:
     """Write ``directory/<stem>.json`` (numpy arrays and scalars as plain JSON) and
     ``directory/<stem>.md`` atomically; return the two paths."""
-    from ..files import write_text_atomic
-
     directory.mkdir(parents=True, exist_ok=True)
     js, md = directory / f"{stem}.json", directory / f"{stem}.md"
     write_text_atomic(js, json.dumps(data, indent=2, default=_plain) + "\n")

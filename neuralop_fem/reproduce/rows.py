@@ -18,8 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from solvers.checks import is_int
+from solvers.problems import get_problem
 
+from ..data import load_dataset
+from ..data.fingerprint import values_sketch
+from ..data.generation import config_class
+from ..data.provenance import ValuesDigest, generation_settings
 from ..errors import DatasetError
+from ..models import PRESETS
+from ..training.config import RESUME_FREE_FIELDS, training_preset
 from .entries import problem_of_file, problem_prefix, spec_of
 
 __all__ = ["SCALE_FIELDS", "changes", "dataset_record", "generate_command", "model_suffix",
@@ -49,12 +56,6 @@ def dataset_record(path: Path) -> dict[str, Any]:
     (:func:`neuralop_fem.data.fingerprint.values_sketch`) also recognises them when regenerated
     on a CPU that rounds the last bits differently.
     """
-    from solvers.problems import get_problem
-
-    from ..data import load_dataset
-    from ..data.fingerprint import values_sketch
-    from ..data.provenance import ValuesDigest, generation_settings
-
     with load_dataset(path) as ds:
         record = generation_settings(ds.attrs, source=str(path)) or {}
         problem = str(ds.attrs.get("problem"))
@@ -87,8 +88,6 @@ def generate_command(problem: str, n_samples: int, settings: dict[str, Any] | No
     fixed = ("problem", "resolution", "dataset_seed", "dtype")
     if not settings or any(key not in settings for key in fixed):
         return None  # settings of another source, or damaged: no command regenerates them
-    from ..data.generation import config_class
-
     config = config_class(problem).from_stored({k: v for k, v in settings.items()
                                                 if k not in fixed})
     settings = {**{k: settings[k] for k in fixed}, **config.to_dict()}
@@ -126,10 +125,6 @@ def train_command(run_info: dict[str, Any], data: Path, run_dir: Path,
 
 def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(model config changes, training config changes) of a run against its preset."""
-    from ..models import PRESETS
-    from ..training import training_preset
-    from ..training.config import RESUME_FREE_FIELDS
-
     preset = str(run_info["preset"])
     base_model = PRESETS[preset].to_dict()
     base_train = training_preset(preset).to_dict()
@@ -207,10 +202,6 @@ def upgrade_legacy(entry: dict[str, Any], data_dir: Path | None) -> dict[str, An
     """
     if "seed" in entry:
         return entry
-    from solvers.problems import get_problem
-
-    from ..models import PRESETS
-
     out = dict(entry)
     old_path = Path(str(entry["data"]))
     here = data_dir / old_path.name if data_dir is not None else None

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..training.config import RESUME_FREE_FIELDS, added_defaults, recorded_float32_parts
 from .rows import paper_value
 
 __all__ = ["aggregate", "group_key", "markdown"]
@@ -31,8 +32,6 @@ def group_key(entry: dict[str, Any]) -> str:
     also differ in what their training kept in float32
     (:func:`~neuralop_fem.training.config.recorded_float32_parts`).
     """
-    from ..training.config import RESUME_FREE_FIELDS, added_defaults, recorded_float32_parts
-
     recorded = entry["train_config"]  # the resume-free fields: where it ran, not what it learned
     train = {k: v for k, v in {**added_defaults(recorded), **recorded}.items()
              if k not in ("seed", *RESUME_FREE_FIELDS)}
