@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from threadpoolctl import ThreadpoolController
 
 from ._darcy_linear import LINEAR_SOLVERS, solve_linear
 from .checks import check_choice, check_optional_int, check_real
@@ -68,10 +70,6 @@ def _thread_controller() -> Any:
     more than a whole small solve); libraries are loaded by imports, so the scan is redone only
     when the number of imported modules changed.
     """
-    import sys
-
-    from threadpoolctl import ThreadpoolController
-
     if not _CONTROLLER or _CONTROLLER[0][0] != len(sys.modules):
         controller = ThreadpoolController()
         _CONTROLLER[:] = [(len(sys.modules), controller)]
