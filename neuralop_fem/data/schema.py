@@ -108,12 +108,12 @@ _var_attrs = variable_attrs
 
 def burgers_grid(n: int) -> np.ndarray:
     """The periodic Burgers grid ``x_i = i/n``, ``i = 0..n-1`` (float64, shape ``(n,)``)."""
-    return np.arange(n, dtype=np.float64) / n
+    return grid_coordinates("periodic", n)
 
 
 def darcy_grid(n: int) -> np.ndarray:
     """The Darcy node grid ``x_i = i/(n-1)``, ``i = 0..n-1`` on [0, 1] (float64, ``(n,)``)."""
-    return np.arange(n, dtype=np.float64) / (n - 1)
+    return grid_coordinates("nodes", n)
 
 
 def _global_attrs(problem: str, attrs: Mapping[str, object], dtype: np.dtype) -> dict[str, Any]:
