@@ -43,9 +43,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from .checks import plain
 from .errors import InputError
-from .grids import grid_reachable, grid_stride
+from .grids import grid_coordinates, grid_reachable, grid_stride
 from .ladder_rung import Rung
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -192,9 +191,9 @@ class Problem:
         return len(self.dims)
 
     def coordinates(self, n: int) -> NDArray[np.float64]:
-        """The ``n`` grid coordinates along each spatial dimension (see the module docstring)."""
-        n = _check_points(n, periodic=self.periodic)
-        return np.arange(n) / n if self.periodic else np.linspace(0.0, 1.0, n)
+        """The ``n`` grid coordinates along each spatial dimension
+        (:func:`solvers.grids.grid_coordinates` of :attr:`grid`)."""
+        return grid_coordinates(self.grid, n)
 
     def describe_grid(self, n: int) -> str:
         """One line naming the grid of ``n`` points per dimension, e.g. for ``info``."""
@@ -275,14 +274,6 @@ def _load_class(ref: str | type) -> type:
         return ref
     module, _, name = _qualified(ref).partition(":")
     return getattr(importlib.import_module(module), name)
-
-
-def _check_points(n: object, *, periodic: bool) -> int:
-    minimum = 1 if periodic else 2
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < minimum:
-        msg = f"`n` must be an integer >= {minimum}; got {plain(n)}."
-        raise InputError(msg)
-    return int(n)
 
 
 _BURGERS = Problem(
