@@ -89,16 +89,21 @@ GRID_CONVENTIONS = {
 }
 
 
-def _check(grid: object, n: object) -> tuple[str, int]:
+def _check_grid(grid: object) -> str:
     if grid not in GRID_CONVENTIONS:
         valid = ", ".join(map(repr, GRID_CONVENTIONS))
         msg = f"`grid` must be one of {valid}; got {grid!r}."
         raise InputError(msg)
+    return str(grid)
+
+
+def _check(grid: object, n: object) -> tuple[str, int]:
+    grid = _check_grid(grid)
     minimum = 2 if grid == "nodes" else 1
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < minimum:
         msg = f"`n` must be an integer >= {minimum}; got {plain(n)}."
         raise InputError(msg)
-    return str(grid), int(n)
+    return grid, int(n)
 
 
 def grid_coordinates(grid: str, n: int) -> NDArray[np.float64]:
@@ -130,14 +135,6 @@ def describe_grid(grid: str, n: int, ndim: int = 1) -> str:
 
 
 # -- restrictions ------------------------------------------------------------------------------
-
-
-def _check_grid(grid: object) -> str:
-    if grid not in GRID_CONVENTIONS:
-        valid = ", ".join(map(repr, GRID_CONVENTIONS))
-        msg = f"`grid` must be one of {valid}; got {grid!r}."
-        raise InputError(msg)
-    return str(grid)
 
 
 def grid_reachable(grid: str, n_full: int) -> list[int]:
@@ -244,7 +241,7 @@ def linear_periodic(values: NDArray[np.float64], n_to: int) -> NDArray[np.float6
 def _linear_matrix(n_from: int, n_to: int) -> NDArray[np.float64]:
     """(n_to, n_from) linear interpolation between node grids ``x_i = i/(n-1)`` (read-only,
     built once per pair of grids)."""
-    xf, xt = np.linspace(0.0, 1.0, n_from), np.linspace(0.0, 1.0, n_to)
+    xf, xt = grid_coordinates("nodes", n_from), grid_coordinates("nodes", n_to)
     j = np.clip(np.searchsorted(xf, xt, side="right") - 1, 0, n_from - 2)
     w = (xt - xf[j]) / (xf[j + 1] - xf[j])
     mat = np.zeros((n_to, n_from))

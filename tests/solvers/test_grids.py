@@ -140,6 +140,9 @@ def test_bilinear_nodes_and_at_points_are_exact_for_bilinear_fields():
     xf = grid_coordinates("nodes", 13)
     np.testing.assert_allclose(bilinear_nodes(coarse[None], 13)[0],
                                f(*np.meshgrid(xf, xf, indexing="ij")), atol=ROUND_OFF)
+    # at the shared nodes of a refinement the weights are exactly 0 and 1: the values themselves
+    u = np.random.default_rng(3).normal(size=(2, 5, 5))
+    np.testing.assert_array_equal(bilinear_nodes(u, 9)[:, ::2, ::2], u)
     pts = np.random.default_rng(1).uniform(size=(50, 2))
     np.testing.assert_allclose(bilinear_at_points(coarse, pts), f(pts[:, 0], pts[:, 1]),
                                atol=ROUND_OFF)
