@@ -2,9 +2,10 @@
 
 Their ``darcy_train_16.pt``, ``darcy_test_16.pt`` and ``darcy_test_32.pt`` (their repository,
 ``neuralop/data/datasets/data``) are imported; the ``neuralop-darcy`` family of presets
-(:mod:`neuralop_fem.problems.peer_presets`) trains as it stands and is evaluated on the test files fed
-directly; their example FNO (``examples/models/plot_FNO_darcy.py``'s model and settings) trains
-in the same process where the ``neuralop`` package imports. What is measured and how:
+(:mod:`neuralop_fem.problems.peer_presets`) trains as it stands and is evaluated on the test
+files fed directly; their example FNO (``examples/models/plot_FNO_darcy.py``'s model and
+settings) trains in the same process where the ``neuralop`` package imports. What is measured
+and how:
 :mod:`benchmarks.lab.peers` (``ours``, ``theirs``). Writes ``results/peers.{json,md}``.
 Usage::
 

@@ -18,7 +18,7 @@ from typing import Any
 from solvers.problems import Problem, get_problem
 
 from ..errors import InputError
-from .peer_formats import NeuralopFormat, PDEBenchFormat, PeerTrajectory
+from .peer_formats import NeuralopFormat, PDEBenchFormat
 from .reproduction import ReproductionSpec
 
 __all__ = ["ProblemKit", "Ref", "load"]
