@@ -12,9 +12,9 @@ import torch
 import xarray as xr
 
 from neuralop_fem.evaluation.break_even import break_even, break_even_sentence, surrogate_cost
-from neuralop_fem.runs import RunRecord
 from neuralop_fem.evaluation.fair import add_verdict, all_cores_fault, time_surrogate
 from neuralop_fem.evaluation.fair_report import ladder_lines
+from neuralop_fem.runs import RunRecord
 from solvers.ladder import usable_cores
 
 N = 4
@@ -151,7 +151,8 @@ def test_the_cost_comes_from_the_run_record_and_a_data_file_generated_like_its_o
     assert cost["data_per_sample_s"] == pytest.approx(0.25, rel=1e-12)
     assert cost["data_s"] == pytest.approx(0.25 * n, rel=1e-12)
     record["settings"]["viscosity"] = 0.1  # other physics: its times say nothing of the run's
-    other = surrogate_cost(RunRecord.from_dict(info), ds.assign_attrs(config_json=json.dumps(record)))
+    other = surrogate_cost(RunRecord.from_dict(info),
+                           ds.assign_attrs(config_json=json.dumps(record)))
     assert np.isnan(other["data_s"])
     assert other["train_s"] == info["wall_time_s"]
     text = break_even_sentence({"solver_time": 2e-3, "surrogate_time": 1e-3,

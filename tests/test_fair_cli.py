@@ -89,7 +89,7 @@ def test_the_ladder_budget_is_recorded_and_a_bad_one_is_one_line(run_dir, tmp_pa
 
 
 # the fixture's run trained on every sample of its file
-@pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.seen.SeenInTrainingWarning")
+@pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.training_overlap.SeenInTrainingWarning")
 def test_compare_run_keeps_an_earlier_report_unless_overwrite(run_dir, tmp_path):
     out = tmp_path / "rep"
     out.mkdir()
@@ -110,7 +110,7 @@ def test_a_users_ladder_of_another_problem_is_refused(run_dir, tmp_path):
 
 
 # the fixture's run trained on every sample of its file
-@pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.seen.SeenInTrainingWarning")
+@pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.training_overlap.SeenInTrainingWarning")
 def test_the_reports_own_timings_run_the_surrogate_on_one_thread(run_dir, tmp_path,
                                                                    monkeypatch):
     """Like the solver's one process and the verdict's one-thread figures; the user's thread
@@ -142,7 +142,7 @@ def test_the_reports_own_timings_run_the_surrogate_on_one_thread(run_dir, tmp_pa
 
 
 # the fixture's run trained on every sample of its file
-@pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.seen.SeenInTrainingWarning")
+@pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.training_overlap.SeenInTrainingWarning")
 @pytest.mark.parametrize(("load", "busy"), [(3.0, True), (1.2, False)])
 def test_a_busy_cpu_is_named_in_the_report(run_dir, tmp_path, monkeypatch, load, busy):
     """Other work on the CPU inflates every time: the report says so (the load average is

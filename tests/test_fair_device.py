@@ -20,7 +20,8 @@ from tests._surrogate_fixtures import burgers_run
 
 #: The fixture's run trained on every sample of its file (what is measured here is timing and
 #: agreement, not generalisation).
-SEEN = pytest.mark.filterwarnings("ignore::neuralop_fem.evaluation.seen.SeenInTrainingWarning")
+SEEN = pytest.mark.filterwarnings(
+    "ignore::neuralop_fem.evaluation.training_overlap.SeenInTrainingWarning")
 
 
 @pytest.fixture(scope="module")

@@ -113,7 +113,7 @@ def test_evaluate_reports_pdebench_metrics(tmp_path):
     fixture = Path(__file__).parent / "resources" / "compat_3ded0bf"
     run = tmp_path / "run"
     shutil.copytree(fixture / "run_darcy_fno", run)
-    from neuralop_fem.evaluation.seen import SeenInTrainingWarning
+    from neuralop_fem.evaluation.training_overlap import SeenInTrainingWarning
 
     with pytest.warns(SeenInTrainingWarning, match="8 of the 10 samples evaluated"):  # all: seen
         result = evaluate_run(run, fixture / "darcy_n17.nc", indices="all", device="cpu")

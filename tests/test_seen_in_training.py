@@ -14,7 +14,7 @@ import pytest
 from neuralop_fem.data import generate
 from neuralop_fem.errors import ConfigError
 from neuralop_fem.evaluation import evaluate_run
-from neuralop_fem.evaluation.seen import SeenInTrainingWarning
+from neuralop_fem.evaluation.training_overlap import SeenInTrainingWarning
 from tests._surrogate_fixtures import tiny_burgers_run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,11 @@
 """Evaluation of surrogates: against a dataset's labels, against a classical solver, reports.
 
+This package owns every judgement of a trained model: its errors on a dataset's labels, its
+comparison with the classical solver on the same samples (speed and accuracy, the fair verdict
+at equal accuracy, the break-even), the samples a run has already seen
+(:mod:`.training_overlap`), and the reports and plots that show them. It reads runs through
+:mod:`neuralop_fem.runs` and models through :class:`~neuralop_fem.surrogate.Surrogate`; nothing below it imports it.
+
 - :mod:`.comparison`: :func:`compare`, any two solvers of one problem, sample by sample, and
   :func:`repeated_timings`, their speedup over repeats (median and spread);
 - :mod:`.run_evaluation`: :func:`evaluate_run`, a training run on a dataset's labels at any

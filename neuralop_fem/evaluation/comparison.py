@@ -44,6 +44,7 @@ from solvers.problems import Problem, get_problem, problem_of
 
 from ..errors import InputError, ShapeError
 from ..metrics import energy_norm_error, relative_h1, relative_l2
+from .inverse_comparison import compare_inverse
 
 __all__ = ["METRICS", "STATISTICS", "compare", "repeated_timings"]
 
@@ -212,7 +213,6 @@ def compare(reference: SupportsSolve, candidate: SupportsSolve, inputs: SolverIn
     _check_solver(candidate, "candidate")
     problem = _problem_of(reference, candidate, problem)
     if problem.inverse:
-        from .inverse_comparison import compare_inverse
 
         return compare_inverse(reference, candidate, inputs, truth=reference_solution,
                                warm_start=warm_start, keep_fields=keep_fields,

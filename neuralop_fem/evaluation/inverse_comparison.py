@@ -42,6 +42,7 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 
 from solvers.contract import SolverInput, SupportsSolve, as_batch, ordered_values
+from solvers.darcy import DarcyFDSolver
 from solvers.darcy_inverse import (
     admissible_start,
     check_noise_levels,
@@ -141,7 +142,6 @@ def _errors(estimate: Array, truth: Array, factor: int | None, threshold: float,
 
 def _misfit(solver: DarcyInverseSolver, a: Array, u: Array) -> Array:
     """Relative data misfit of coefficients ``a`` through the inversion's forward model."""
-    from solvers.darcy import DarcyFDSolver
 
     forward = DarcyFDSolver(forcing=solver.forcing, averaging=solver.averaging,
                             linear_solver=solver.linear_solver)

@@ -28,6 +28,7 @@ from . import plots
 from .comparison import METRICS
 from .fair_report import fmt as _fmt
 from .fair_report import ladder_lines
+from .inverse_report import inverse_plots, inverse_summary_markdown
 
 __all__ = ["ladder_lines", "summary_markdown", "usability", "write_report"]
 
@@ -140,7 +141,6 @@ def write_report(ds: xr.Dataset, out_dir: str | os.PathLike[str], *,
     out.mkdir(parents=True, exist_ok=True)
     inverse = ds.attrs.get("problem") in PROBLEMS and get_problem(ds.attrs["problem"]).inverse
     if inverse:
-        from .inverse_report import inverse_plots, inverse_summary_markdown
 
         plots = inverse_plots(ds, out)
         text = inverse_summary_markdown(ds, title=title, notes=notes)

@@ -12,19 +12,34 @@ import numpy as np
 from numpy.typing import NDArray
 
 from solvers.checks import check_optional_int
-from solvers.ladder import usable_cores
+from solvers.ladder import check_ladder, usable_cores
 from solvers.problems import PROBLEMS, get_problem
 
+from ..data import load_dataset
+from ..data.generation.executors import _unguarded_call_line
+from ..data.grids import dataset_grid, grid_stride
+from ..data.io import reading
+from ..data.provenance import generation_settings
 from ..errors import InputError
 from ..files import output_dir_problem
+from ..metrics import relative_l2
+from ..runs import resolve_run_dir
 from ..surrogate import Surrogate
 from ..surrogate.observations import sample_fields
 from .break_even import surrogate_cost
-from .comparison import compare
-from .fair import machine_load, torch_threads
+from .comparison import compare, repeated_timings
+from .fair import (
+    add_verdict,
+    machine_load,
+    measure_ladder,
+    time_surrogate,
+    torch_threads,
+    where_label,
+)
 from .fair_device import add_device_verdict, twin_device, twin_rungs
 from .report import write_report
-from .seen import seen_in_training, warn_if_seen
+from .run_evaluation import parse_indices
+from .training_overlap import seen_in_training, warn_if_seen
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -80,7 +95,6 @@ def reference_solver(name: str, surrogate: Surrogate, *,
 
 def _phase_values(ds: Any, data: str | os.PathLike[str]) -> tuple[float, float]:
     """The two phase values a Darcy dataset records, else an InputError naming the file."""
-    from ..data.provenance import generation_settings
 
     record = generation_settings(ds.attrs, source=os.fspath(data)) or {}
     settings = record.get("settings", {})
@@ -145,11 +159,6 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
     dict from :func:`~neuralop_fem.evaluation.report.write_report` plus ``"dataset"``
     (the comparison).
     """
-    from ..data import load_dataset
-    from ..data.grids import dataset_grid, grid_stride
-    from ..data.io import reading
-    from ..zoo import resolve_run_dir
-    from .run_evaluation import parse_indices
 
     if snap_warm_start and not warm_start:
         msg = ("`snap_warm_start` (--snap-warm-start) snaps the start of the warm-started "
@@ -244,7 +253,6 @@ def compare_run(run_dir: str | os.PathLike[str], *, data: str | os.PathLike[str]
 def _repeat_timings(result: xr.Dataset, reference: Solver, sur: Surrogate, inputs: Any,
                     repeats: int) -> None:
     """Median speed-up over ``repeats`` timings of both sides, stored as the ``speedup``."""
-    from .comparison import repeated_timings
 
     speed = repeated_timings(reference, sur, inputs, repeats=int(repeats))
     result.attrs.update(speedup=speed.attrs["speedup_median"],
@@ -278,9 +286,6 @@ def _fair(result: xr.Dataset, ds: xr.Dataset, idx: NDArray[np.int64], sel: dict[
     ``twins`` (a device) also the solver's torch twins' ladder on it and the like-for-like
     verdict (:mod:`.fair_device`)."""
 
-    from ..data.io import reading
-    from ..metrics import relative_l2
-    from .fair import add_verdict, measure_ladder, where_label
 
     rungs = _rungs(ladder, problem, reference, int(ds.sizes["x"]))
     if not rungs:
@@ -310,7 +315,6 @@ def _surrogate_timing(sur: Surrogate, values: NDArray[np.float64],
                       workers: int) -> tuple[dict[str, Any], int]:
     """The surrogate's times per sample on one thread (batch and one per call) and, with more
     than one safe worker, on as many threads; and the worker count the ladder then uses."""
-    from .fair import time_surrogate, where_label
 
     timing = time_surrogate(sur, values, threads=1)
     # More processes than cores, or than samples, only share them: all cores at most.
@@ -326,7 +330,6 @@ def _surrogate_timing(sur: Surrogate, values: NDArray[np.float64],
 def _rungs(ladder: object, problem: Any, reference: Solver, n: int) -> list[Any]:
     """The rungs to measure: the problem's own ladder (``ladder=True``; its physics from
     ``reference``, only the grids reachable from ``n`` points) or the user's, checked."""
-    from solvers.ladder import check_ladder
 
     if ladder is True:
         return [r for r in problem.ladder(like=reference) if r.resolution in problem.reachable(n)]
@@ -335,7 +338,6 @@ def _rungs(ladder: object, problem: Any, reference: Solver, n: int) -> list[Any]
 
 def _unguarded_script() -> int | None:
     """The line of an unguarded top-level call in the running script (None: safe to spawn)."""
-    from ..data.generation.executors import _unguarded_call_line
 
     main = sys.modules.get("__main__")
     return _unguarded_call_line(main) if main is not None else None
@@ -348,7 +350,6 @@ def _fair_inverse(result: xr.Dataset, problem: Any, reference: Solver, sur: Surr
     comparison's observations, scored like the comparison's ``rel_l2`` (``data``: the
     dataset compared on, for the break-even's generation time)."""
 
-    from .fair import add_verdict, measure_ladder, where_label
 
     values = np.asarray(inputs.values, float)
     rungs = _rungs(ladder, problem, reference, values.shape[-1])

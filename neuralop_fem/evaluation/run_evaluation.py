@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from solvers.problems import Problem, get_problem
 
+from ..data.normalizer import UnitGaussianNormalizer
 from ..errors import ConfigError
 from ..metrics import (
     boundary_rmse,
@@ -38,7 +39,7 @@ from ..runs import RunDir
 from ..surrogate.resample import resample_nodes, resample_output, resample_periodic
 from ..training.checkpoint import load_run
 from ..training.setup import check_problem, inverse_target_grid, make_dataset, open_data
-from .seen import seen_in_training, warn_if_seen
+from .training_overlap import seen_in_training, warn_if_seen
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.normalizer import UnitGaussianNormalizer
@@ -131,7 +132,6 @@ def _parse_range(spec: str, n_samples: int) -> np.ndarray:
 
 def _inverse_normalizer(operator: NormalizedOperator, n: int) -> UnitGaussianNormalizer:
     """The training input normaliser resampled to ``n x n`` (for the inverse noise scale)."""
-    from ..data.normalizer import UnitGaussianNormalizer
 
     norm = operator.input_normalizer
     zeros = torch.zeros(n, n, 1, dtype=norm.mean.dtype)
@@ -183,8 +183,9 @@ def evaluate_run(
         numbers over the samples), ``resolution``,
         ``output_resolution`` and ``train_resolution``; ``seen_in_training`` and
         ``seen_in_validation``: how many of the samples the run has seen (data generated
-        with its training data's settings and seeds, :mod:`~neuralop_fem.evaluation.seen`;
-        a :class:`~neuralop_fem.evaluation.seen.SeenInTrainingWarning` says so).
+        with its training data's settings and seeds,
+        :mod:`~neuralop_fem.evaluation.training_overlap`;
+        a :class:`~neuralop_fem.evaluation.training_overlap.SeenInTrainingWarning` says so).
 
     Raises
     ------
@@ -198,7 +199,7 @@ def evaluate_run(
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     operator, record = load_run(run, map_location=dev)
     record.require(("train_config", "resolution", "splits"),
-                   source=os.path.join(run_dir, "run.json"))
+                   source=str(run.run_json))
     config = record.config
     train_resolution = int(record.resolution)  # type: ignore[arg-type]  # required above
     ds = open_data(data)

@@ -56,7 +56,7 @@ TASKS: Mapping[str, Any] = PROBLEMS
 #: Values of ``TrainConfig.amp``: ``"auto"`` resolves to one of the other two
 #: (:func:`~neuralop_fem.training.amp.resolve_amp`).
 AMP_CHOICES = ("auto", "none", "bf16")
-#: Values of ``TrainConfig.data_on_device`` (:mod:`~neuralop_fem.training.resident`).
+#: Values of ``TrainConfig.data_on_device`` (:mod:`~neuralop_fem.training.loaders`).
 DATA_ON_DEVICE_CHOICES = ("auto", "on", "off")
 #: Optimisers and learning-rate schedules (:mod:`neuralop_fem.training.optim`).
 OPTIMIZERS = ("adam", "adamw")
@@ -166,7 +166,7 @@ class TrainConfig(FrozenConfig):
     data_on_device : {"auto", "on", "off"}
         Where the training and validation splits live: ``"auto"`` (default) stacked on a GPU
         when they take at most a quarter of its free memory, read item by item elsewhere;
-        ``"on"``/``"off"``: always/never (:mod:`~neuralop_fem.training.resident`). The batches
+        ``"on"``/``"off"``: always/never (:mod:`~neuralop_fem.training.loaders`). The batches
         are the same either way; may change between calls.
     target_normalizer : {"reference", "global"}
         ``"reference"``: as the reference code (Darcy, inverse: pointwise unit-Gaussian target

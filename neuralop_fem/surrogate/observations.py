@@ -36,6 +36,7 @@ from solvers.contract import SolverInput, SolverOutput, as_batch
 from solvers.darcy_inverse import paper_noise_to_relative, wrong_sign_note
 
 from ..data import load_dataset
+from ..data.io import reading
 from ..errors import DatasetError, InputError, RunDirectoryError, ShapeError
 from ..runs import RunRecord
 from .resample import resample_nodes
@@ -201,7 +202,6 @@ def sample_fields(sur: Surrogate, ds: xr.Dataset,
     """Inputs and true outputs of dataset positions ``idx`` on the model grid (strided from
     the file), as a run's evaluation sees them: for an inverse run the observations carry the
     run's noise draws (:func:`noisy_observations` with the samples' ids)."""
-    from ..data.io import reading
 
     spec = sur.spec
     positions = np.asarray(idx, dtype=np.int64)

@@ -44,7 +44,8 @@ def required(record: RunRecord, value: Any, name: str) -> Any:
 
 
 def load_operator(run: RunDir, device: torch.device) -> tuple[torch.nn.Module, RunRecord]:
-    """(operator, record) through the trainer's :func:`~neuralop_fem.training.checkpoint.load_run`."""
+    """(operator, record) through the trainer's
+    :func:`~neuralop_fem.training.checkpoint.load_run`."""
     return load_run(run, map_location=device)
 
 

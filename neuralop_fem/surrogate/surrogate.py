@@ -27,6 +27,7 @@ from solvers.contract import Batch, Solver, SolveReport, SolverInput, SolverOutp
 from solvers.problems import get_problem
 
 from ..data.ood import OODReference
+from ..data.provenance import solver_from_record
 from ..errors import InputError, RunDirectoryError
 from ..models.size import check_resolution
 from ..runs import RunDir, RunRecord
@@ -42,7 +43,12 @@ from .inference import (
 )
 from .input_shape import InputShape
 from .module_adapter import surrogate_from_module
-from .observations import warn_if_sign_flipped
+from .observations import (
+    load_test_split,
+    noisy_observations,
+    relative_noise_level,
+    warn_if_sign_flipped,
+)
 from .resample import resample_nodes, resample_output, resample_periodic
 from .run_record import as_record, load_operator, ood_from_provenance
 from .run_record import required as _required
@@ -151,10 +157,10 @@ class Surrogate:
         get_problem(problem)  # a registered problem, else a clear error
         resolution = check_resolution(_required(record, record.resolution, "resolution"),
                                       error=RunDirectoryError,
-                                      source=f"{path / 'run.json'}: field `resolution`")
+                                      source=f"{run.run_json}: field `resolution`")
         output = check_resolution(record.output_resolution or resolution,
                                   error=RunDirectoryError,
-                                  source=f"{path / 'run.json'}: field `output_resolution`")
+                                  source=f"{run.run_json}: field `output_resolution`")
         ood = None
         if record.ood_reference is not None:
             ood = OODReference.from_dict(dict(record.ood_reference))
@@ -231,21 +237,18 @@ class Surrogate:
         grid use ``sigma`` interpolated bilinearly to it (both norms are over that grid's
         interior nodes, so the ratio does not depend on the grid).
         """
-        from .observations import relative_noise_level
 
         return relative_noise_level(self, inputs)
 
     def noisy_observations(self, u: SolverInput, *, sample_ids: object = None,
                            rng: np.random.Generator | None = None) -> SolverOutput:
         """``u`` with this run's training noise: :func:`.observations.noisy_observations`."""
-        from .observations import noisy_observations
 
         return noisy_observations(self, u, sample_ids=sample_ids, rng=rng)  # type: ignore[arg-type]
 
     def test_split(self, data: str | os.PathLike[str] | None = None, *,
                    max_samples: int | None = None) -> tuple[Any, Any]:
         """The run's test samples on the model grid: :func:`.observations.load_test_split`."""
-        from .observations import load_test_split
 
         return load_test_split(self, data, max_samples=max_samples)
 
@@ -320,7 +323,6 @@ class Surrogate:
             When the training data were imported without their physical parameters
             (viscosity, final time, forcing): no solver is picked with guessed values.
         """
-        from ..data.provenance import solver_from_record
 
         if self.spec.inverse:
             return self._inverse_solver()
@@ -329,7 +331,6 @@ class Surrogate:
 
     def _inverse_solver(self) -> Solver:
         """A classical inversion with the forward settings of the training data's solver."""
-        from ..data.provenance import solver_from_record
 
         forward = solver_from_record(self.provenance, self.spec.data_problem, source="run.json")
         cls = self.spec.solver_class()

@@ -1,22 +1,25 @@
-"""Training of the operator learners: losses, configuration, trainer, checkpoints.
+"""Training of the operator learners: the process that turns a dataset into a run directory.
 
-Public names: :class:`TrainConfig` and :data:`TRAIN_PRESETS` (the paper's settings per preset),
-:class:`Trainer` (one resumable, optionally distributed run in a run directory),
-:func:`load_trained` (the selected model of a run), :func:`fit_to_data` (a preset's split and
-grid fitted to a small file) and the losses of :mod:`.losses`. See
-``docs/training.md``. The evaluation of a finished run lives in :mod:`neuralop_fem.evaluation`
-(:func:`~neuralop_fem.evaluation.evaluate_run`); it is also reachable here under its old name.
+This package owns the act of training: the losses (:mod:`.losses`), optimizer and schedules
+(:mod:`.optim`), mixed precision (:mod:`.amp`), the data as the trainer feeds it (:mod:`.setup`,
+the loaders of :mod:`.loaders`), distributed runs (:mod:`.distributed`), the divergence guard
+(:mod:`.divergence`), the checkpoints it resumes from (``last.pt``, ``partial.pt``:
+:mod:`.resume`, :mod:`.partial_checkpoint`) and the selected model ``best.pt`` (:mod:`.checkpoint`:
+:func:`load_trained`, :func:`~.checkpoint.load_run`). The record ``run.json`` and the run
+directory itself belong to :mod:`neuralop_fem.runs` (the trainer writes through its
+:class:`~neuralop_fem.runs.RunDir`), and so do :class:`TrainConfig` and :data:`TRAIN_PRESETS`
+(re-exported here). The evaluation of a finished run lives in :mod:`neuralop_fem.evaluation`
+(:func:`~neuralop_fem.evaluation.evaluate_run`). See ``docs/training.md``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from .checkpoint import load_trained, read_run_info
+from ..runs.run_dir import read_run_info
+from .checkpoint import load_trained
 from .config import TASKS, TRAIN_PRESETS, TrainConfig, training_preset
-from .fitting import fit_to_data
 from .losses import operator_loss, relative_h1_error, relative_l2_error
 from .setup import split_indices
+from .small_data import fit_to_data
 from .trainer import Trainer
 
 __all__ = [
@@ -24,7 +27,6 @@ __all__ = [
     "TRAIN_PRESETS",
     "TrainConfig",
     "Trainer",
-    "evaluate_run",
     "fit_to_data",
     "load_trained",
     "operator_loss",
@@ -32,17 +34,6 @@ __all__ = [
     "relative_h1_error",
     "relative_l2_error",
     "split_indices",
-    "summarize",
     "training_preset",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # evaluate_run and summarize moved to neuralop_fem.evaluation (which imports this package,
-    # so they are re-exported on first use, not at import).
-    if name in ("evaluate_run", "summarize"):
-        from .. import evaluation
-
-        return getattr(evaluation, name)
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import __version__
+from .._version import __version__
 from ..environment import code_version, cpu_model
 
 __all__ = ["environment_info"]

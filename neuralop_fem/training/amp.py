@@ -27,7 +27,7 @@ from torch.utils.data import Dataset
 from ..errors import ConfigError
 from ..models import NormalizedOperator
 from .config import AMP_CHOICES
-from .resident import eval_loader
+from .loaders import eval_loader
 
 __all__ = ["AMP_CHOICES", "AmpChoice", "AmpForward", "bf16_deviation", "bf16_warnings",
            "cpu_bf16_features", "float32_parts", "keep_float32_parts", "output_layer",

@@ -7,7 +7,8 @@ The directory and its record ``run.json`` are :class:`~neuralop_fem.runs.RunDir`
     run.json        human-readable: preset, model config, TrainConfig, data provenance, splits,
                     resolution, versions, hardware, wall time, best epoch, val/test errors
     last.pt         everything to resume: model, optimizer, scheduler, epoch, history, RNG states
-    partial.pt      the same within an epoch, every ``checkpoint_minutes`` (:mod:`.within_epoch`);
+    partial.pt      the same within an epoch, every ``checkpoint_minutes``
+                    (:mod:`.partial_checkpoint`);
                     removed when the epoch ends
     best.pt         the selected model alone: weights + normaliser buffers + model config
     metrics.csv     per epoch: train loss, validation relative L2, learning rate, epoch time

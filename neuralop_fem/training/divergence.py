@@ -39,10 +39,10 @@ from typing import Any
 import torch
 
 from ..errors import TrainingDivergedError
+from ..runs.validation import Rollback, rollback_entry_ok
 from . import checkpoint as ck
 from . import resume as rs
 from .optim import LR_GROUP_KEYS, from_main
-from ..runs.validation import Rollback, rollback_entry_ok
 
 __all__ = ["LR_FACTOR", "LR_GROUP_KEYS", "Rollback", "TrainingDivergedError", "check_rollbacks",
            "divergence", "loss_jump", "lr_scale", "scale_lr", "undo_diverged_epoch"]

@@ -63,7 +63,8 @@ def prepare_run_dir(run_dir: Path, *, overwrite: bool, is_main: bool) -> Exclusi
 
 
 def lock_run_dir(run_dir: Path) -> ExclusiveLock:
-    """The exclusive lock of a run directory: :meth:`RunDir.lock <neuralop_fem.runs.RunDir.lock>`."""
+    """The exclusive lock of a run directory:
+    :meth:`RunDir.lock <neuralop_fem.runs.RunDir.lock>`."""
     return RunDir(run_dir).lock()
 
 
@@ -113,7 +114,7 @@ class LastState(TypedDict):
 def read_last(path: Path, *, fmt: str = ck.LAST_FORMAT, what: str | None = None) -> LastState:
     """``last.pt`` read and its structure checked (the weights are checked by :func:`restore`);
     ``fmt`` and ``what``: the ``format`` and the description of another file of that structure
-    (``partial.pt``, :mod:`.within_epoch`).
+    (``partial.pt``, :mod:`.partial_checkpoint`).
 
     Raises
     ------

@@ -23,7 +23,10 @@ from torch import nn
 
 from solvers.problems import Problem, get_problem
 
+from ..data import load_dataset
 from ..data.grids import dataset_grid, describe_grid, dirichlet_edges
+from ..data.normalizer import UnitGaussianNormalizer
+from ..data.ood import MAX_REFERENCE_SAMPLES, reference_from_inputs
 from ..data.provenance import dataset_provenance
 from ..errors import ConfigError, DatasetError
 from ..problems import get_kit
@@ -112,7 +115,6 @@ def open_data(data: xr.Dataset | str | os.PathLike[str]) -> xr.Dataset:
     """Load (lazily) a dataset file, or pass an ``xr.Dataset`` through."""
     if isinstance(data, xr.Dataset):
         return data
-    from ..data import load_dataset
 
     return load_dataset(data)
 
@@ -244,7 +246,6 @@ def build_training_data(
     InputError
         A resolution not reachable from the file's grid (the message lists the reachable ones).
     """
-    from ..data.normalizer import UnitGaussianNormalizer
 
     if path is None and not isinstance(data, xr.Dataset):
         path = data
@@ -327,7 +328,6 @@ def _ood_reference(ds: xr.Dataset, train_indices: np.ndarray, resolution: int, t
     Forward tasks use the training inputs already in memory; the inverse task the clean
     (noise-free) solutions of the training samples on the training grid.
     """
-    from ..data.ood import MAX_REFERENCE_SAMPLES, reference_from_inputs
 
     if not problem.inverse:
         inputs = train.stacked("input")[..., 0].numpy()

@@ -11,7 +11,7 @@ At the end the test error of that model and of the final epoch are reported.
 
 Resume: ``last.pt`` is written (atomically) after every epoch with the model, optimizer,
 scheduler, history and every RNG state, and ``partial.pt`` within an epoch every
-``checkpoint_minutes`` (:mod:`.within_epoch`), so a run killed at any point - in an epoch,
+``checkpoint_minutes`` (:mod:`.partial_checkpoint`), so a run killed at any point - in an epoch,
 between the files of one checkpoint, or while the test errors are computed - and started again
 with the same arguments finishes with bitwise the same weights and metrics (on CPU). Every file of
 the run directory is read back as untrusted (:mod:`.resume`, :class:`~neuralop_fem.runs.RunDir`).
@@ -42,19 +42,19 @@ from ..models.presets import ModelConfig
 from ..runs import RunDir, RunRecord
 from . import checkpoint as ck
 from . import divergence as dv
-from . import optim, records
+from . import optim, run_state
+from . import partial_checkpoint as we
 from . import resume as rs
-from . import within_epoch as we
 from .amp import AmpChoice, AmpForward, bf16_deviation, bf16_warnings, resolve_amp, resumed
 from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .data_identity import with_moved_data
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
+from .loaders import eval_loader, training_loader
 from .loss_readout import LossReadout, readout_interval
 from .losses import operator_loss
 from .optim import make_optimizer, make_scheduler
 from .progress import TrainingProgress, training_warnings
-from .resident import eval_loader, training_loader
 from .setup import TrainingData, build_training_data, check_problem, open_data
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -256,13 +256,13 @@ class Trainer:
 
     def save_last(self, within: we.WithinEpoch | None = None) -> None:
         """``last.pt`` (after an epoch) or, with ``within``, ``partial.pt`` (within one)."""
-        ck.save_atomic(records.resume_state(self, self._identity_value, within),
+        ck.save_atomic(run_state.resume_state(self, self._identity_value, within),
                        self.run_dir / (ck.LAST if within is None else ck.PARTIAL))
 
     def run_record(self, *, status: str,
                    results: Mapping[str, Any] | None = None) -> RunRecord:
-        """The record of ``run.json`` (:func:`.records.run_record`)."""
-        return records.run_record(self, status=status, results=results)
+        """The record of ``run.json`` (:func:`.run_state.run_record`)."""
+        return run_state.run_record(self, status=status, results=results)
 
     def run_info(self, *, status: str,
                  results: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from torch import nn
 
 from neuralop_fem.models import PRESETS
 from neuralop_fem.training import TrainConfig, Trainer, load_trained
-from neuralop_fem.training.resident import ResidentDataset
+from neuralop_fem.training.loaders import ResidentDataset
 
 from .conftest import TINY_BURGERS, TINY_DARCY
 

@@ -29,8 +29,10 @@ def test_a_shipped_zoo_run_round_trips_exactly(name):
     record = RunDir.resolve(f"zoo:{name}").read()
     assert record.to_dict() == raw
     assert list(record.to_dict()) == list(raw)  # the writer's key order too
-    assert isinstance(record.data, DataRecord) and isinstance(record.splits, Splits)
-    assert record.task == raw["task"] and record.resolution == raw["resolution"]
+    assert isinstance(record.data, DataRecord)
+    assert isinstance(record.splits, Splits)
+    assert record.task == raw["task"]
+    assert record.resolution == raw["resolution"]
     assert list(record.splits.test) == raw["splits"]["test"]
     assert record.environment.hardware == raw["hardware"]
     assert record.config.to_dict()["epochs"] == raw["train_config"]["epochs"]
@@ -63,16 +65,20 @@ def test_absent_null_and_unknown_fields_stay_as_they_were():
            "data": {"path": None, "n_samples": 4, "grid": [8], "new": 1}}
     record = RunRecord.from_dict(raw)
     assert record.to_dict() == raw
-    assert record.preset is None and record.task is None
-    assert record.data is not None and record.data.grid == (8,)
+    assert record.preset is None
+    assert record.task is None
+    assert record.data is not None
+    assert record.data.grid == (8,)
 
 
 def test_a_record_built_in_code_writes_the_trainers_nulls():
     out = RunRecord.written(status="running", preset=None, splits={"train": [0], "val": [1],
                                                                    "test": [2]}).to_dict()
-    assert out["preset"] is None and out["ood_reference"] is None
+    assert out["preset"] is None
+    assert out["ood_reference"] is None
     assert out["splits"] == {"train": [0], "val": [1], "test": [2]}
-    assert "test_rel_l2_best" not in out and "warnings" not in out
+    assert "test_rel_l2_best" not in out
+    assert "warnings" not in out
 
 
 @pytest.mark.parametrize(("changes", "match"), [
@@ -105,9 +111,12 @@ def test_older_field_names_are_migrated():
            "split": {"train": [0], "val": [1], "test": [2]},
            "metrics": {"val_error": 0.5, "resolution": 64}}
     record = RunRecord.from_dict(migrate(old))
-    assert record.task == "burgers" and record.resolution == 64
-    assert record.best_val_rel_l2 == 0.5 and record.data_path == "/d.nc"
-    assert record.data.n_samples == 3 and record.test_indices == (2,)
+    assert record.task == "burgers"
+    assert record.resolution == 64
+    assert record.best_val_rel_l2 == 0.5
+    assert record.data_path == "/d.nc"
+    assert record.data.n_samples == 3
+    assert record.test_indices == (2,)
     assert RunRecord.from_dict(migrate(record.to_dict())) == record
 
 

@@ -63,7 +63,7 @@ def test_train_darcy_with_set_and_evaluate_all(tmp_path, darcy_file, capsys):
     info = json.loads((run / "run.json").read_text())
     assert info["train_config"]["gamma"] == 0.25
     assert info["normalizers"]["dirichlet"]
-    from neuralop_fem.evaluation.seen import SeenInTrainingWarning
+    from neuralop_fem.evaluation.training_overlap import SeenInTrainingWarning
 
     with warnings.catch_warnings():  # shown as the command line shows it, not raised
         warnings.simplefilter("always", SeenInTrainingWarning)

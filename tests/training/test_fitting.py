@@ -15,7 +15,7 @@ import pytest
 from neuralop_fem.errors import ConfigError
 from neuralop_fem.models import PRESETS
 from neuralop_fem.training import fit_to_data, training_preset
-from neuralop_fem.training.fitting import SPLIT_FIELDS, fit_resolution, fit_split
+from neuralop_fem.training.small_data import SPLIT_FIELDS, fit_resolution, fit_split
 
 from .conftest import TINY_BURGERS, set_args
 

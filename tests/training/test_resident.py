@@ -20,7 +20,7 @@ from neuralop_fem.data import BurgersDataset, DarcyDataset, DarcyInverseDataset
 from neuralop_fem.errors import ConfigError
 from neuralop_fem.models import PRESETS
 from neuralop_fem.training import TrainConfig, Trainer, read_run_info
-from neuralop_fem.training import resident as rd
+from neuralop_fem.training import loaders as rd
 
 from .conftest import TINY_BURGERS, TINY_DARCY, set_args
 from .test_within_epoch import _assert_same_run, _interrupt_after, _Stop

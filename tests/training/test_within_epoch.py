@@ -5,7 +5,7 @@ tiny) and are stopped inside an epoch, in process (an exception raised right aft
 ``partial.pt`` is written) or by SIGKILL from outside (the command line); the same command then
 finishes the run, which must equal, bitwise (CPU, one thread, dropout on), a run never
 interrupted. Damaged, stale and inconsistent ``partial.pt`` files are handled as documented in
-:mod:`neuralop_fem.training.within_epoch`.
+:mod:`neuralop_fem.training.partial_checkpoint`.
 """
 
 from __future__ import annotations

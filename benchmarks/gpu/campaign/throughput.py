@@ -43,7 +43,7 @@ from neuralop_fem.training import (
     read_run_info,
     training_preset,
 )
-from neuralop_fem.training.resident import ResidentDataset
+from neuralop_fem.training.loaders import ResidentDataset
 from solvers.problems import get_problem
 
 from .machine import Deadline

@@ -11,8 +11,8 @@ from typing import Any
 
 from ..runs import RUN_FORMAT, RunRecord
 from . import checkpoint as ck
+from . import partial_checkpoint as we
 from . import resume as rs
-from . import within_epoch as we
 from ._env import environment_info
 from .optim import peak_lr
 
@@ -22,7 +22,7 @@ __all__ = ["resume_state", "run_record"]
 def resume_state(trainer: Any, identity: dict[str, Any],
                  within: we.WithinEpoch | None = None) -> dict[str, Any]:
     """The contents of ``last.pt`` (:class:`~.resume.LastState`) after the epochs completed;
-    with ``within``, of ``partial.pt`` within the next epoch (:mod:`.within_epoch`)."""
+    with ``within``, of ``partial.pt`` within the next epoch (:mod:`.partial_checkpoint`)."""
     t = trainer
     return {
         "format": ck.LAST_FORMAT if within is None else we.PARTIAL_FORMAT,

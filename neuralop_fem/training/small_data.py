@@ -36,6 +36,7 @@ import xarray as xr
 from solvers.problems import Problem, get_problem
 
 from ..errors import ConfigError
+from ..models import coarse_size
 from .config import TrainConfig
 from .setup import check_problem, open_data
 
@@ -148,7 +149,6 @@ def fit_split(
 def _usable(problem: Problem, model_config: object) -> Callable[[int], bool]:
     """Whether a resolution can be trained on: enough points, and for the inverse problem a
     coarse target grid reachable from it by pooling."""
-    from ..models import coarse_size
 
     ratio = getattr(model_config, "coarse_ratio", None)
     coarse = getattr(model_config, "output_grid", None) == "coarse" and ratio is not None
