@@ -38,6 +38,8 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from ._version import __version__
+from .commands import check_paths_apart
+from .errors import UsageError
 from .reporting import error_message, run_reporting
 from .reporting import one_line as _one_line
 
@@ -326,8 +328,6 @@ def load_plugins(names: Sequence[str]) -> None:
     UsageError
         For a module that cannot be imported, naming it and the reason.
     """
-    from .errors import UsageError
-
     for name in names:
         try:
             importlib.import_module(name)
@@ -359,8 +359,6 @@ def _run(argv: list[str], debug: bool, seen: dict[str, argparse.ArgumentParser])
     args.verbose += getattr(args, "verbose_after", 0)
     args.debug = debug
     _configure_logging(args.verbose, name=f"neuralop-fem {args.command}", parser=sub)
-    from .commands import check_paths_apart
-
     check_paths_apart(args, sub)
     module = _load((command or args.command).replace("-", "_"))
     return int(module.run(args))

@@ -19,24 +19,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import os
 import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..errors import UsageError
+from ..number_options import INT64_MAX, float_range, int_range
+
 __all__ = [
     "INT64_MAX",
     "check_input_dir",
-    "check_indices",
     "check_input_file",
     "check_new_output_dir",
     "check_output_apart",
     "check_output_dir",
     "check_output_file",
     "check_paths_apart",
-    "check_run_dir",
     "device",
     "float_range",
     "indices",
@@ -48,11 +48,7 @@ __all__ = [
     "output_file",
     "path_options",
     "plain_text",
-    "run_dir",
 ]
-
-#: Largest integer an option accepts: every integer is stored (netCDF, JSON, torch) as int64.
-INT64_MAX = 2**63 - 1  # = neuralop_fem.config_base.INT64_MAX (not imported: --help stays light)
 
 _ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
 _LITERAL = re.compile(r"``([^`]*)``")
@@ -69,50 +65,6 @@ def plain_text(text: str) -> str:
     text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if "~" in m.group(0)
                      else m.group(1), text)
     return _LITERAL.sub(r"\1", text)
-
-
-def int_range(minimum: int, maximum: int = INT64_MAX) -> Callable[[str], int]:
-    """An argparse type: a decimal integer in ``[minimum, maximum]``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text, 10)
-        except ValueError:
-            value = None
-        if value is not None and minimum <= value <= maximum:
-            return value
-        if maximum == INT64_MAX:
-            bound = f">= {minimum}"
-            if value is not None and value > maximum:
-                bound += f" that fits in 64 bits (at most {maximum})"
-        else:
-            bound = f"in [{minimum}, {maximum}]"
-        msg = f"must be an integer {bound}; got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-
-    parse.__name__ = "integer"
-    return parse
-
-
-def float_range(minimum: float, *, inclusive: bool = False) -> Callable[[str], float]:
-    """An argparse type: a finite number ``> minimum`` (``>= minimum`` if ``inclusive``;
-    ``minimum=-math.inf``: any finite number)."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        ok = math.isfinite(value) and (value >= minimum if inclusive else value > minimum)
-        if ok:
-            return value
-        relation = "" if minimum == -math.inf else \
-            f" {'>=' if inclusive else '>'} {minimum:g}"
-        msg = f"must be a finite number{relation}; got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-
-    parse.__name__ = "number"
-    return parse
 
 
 def device(text: str) -> str:
@@ -138,8 +90,6 @@ def indices(text: str) -> str:
 
 
 def _fail(option: str, what: str) -> Exception:
-    from ..errors import UsageError
-
     return UsageError(f"argument {option}: {what}")
 
 
@@ -222,53 +172,6 @@ input_file = _path_type(_input_file_problem, "input file")
 input_dir = _path_type(_input_dir_problem, "input directory")
 output_file = _path_type(_output_file_problem, "output file")
 output_dir = _path_type(_output_dir_problem, "output directory")
-
-
-def _zoo_hint(path: Path) -> str:
-    """For a missing directory named like a zoo model (``burgers-fno``): ``; did you mean
-    zoo:burgers-fno?``, or for a planned model this version does not ship, why ``zoo:NAME``
-    would not load either; else ``""``."""
-    from ..errors import InputError
-    from ..zoo import PLANNED, PREFIX, available, entry_dir
-
-    name = os.fspath(path)
-    if path.exists() or name not in (*available(), *PLANNED):
-        return ""
-    try:
-        entry_dir(name)
-    except InputError as exc:  # planned, not shipped: the zoo's own words
-        return f"; as a zoo model ({PREFIX}{name}): {str(exc).rstrip('.')}"
-    return f"; did you mean {PREFIX}{name}?"
-
-
-def _run_dir_problem(path: Path) -> str | None:
-    what = _input_dir_problem(path)
-    return None if what is None else what + _zoo_hint(path)
-
-
-def run_dir(text: str) -> Path:
-    """An argparse type: a run directory, or ``zoo:NAME`` (a model of the zoo shipped with
-    the package: its directory, :func:`neuralop_fem.zoo.resolve_run_dir`).
-
-    A missing directory named like a zoo model gets a hint: ``must be an existing directory;
-    got 'burgers-fno', which does not exist; did you mean zoo:burgers-fno?``.
-    """
-    if text.startswith("zoo:"):
-        from ..errors import InputError
-        from ..zoo import resolve_run_dir
-
-        try:
-            return resolve_run_dir(text)
-        except InputError as exc:
-            raise argparse.ArgumentTypeError(str(exc).rstrip(".")) from None
-    path = Path(text)
-    what = _run_dir_problem(path)
-    if what is not None:
-        raise argparse.ArgumentTypeError(what)
-    return path
-
-
-run_dir.role = "input"  # type: ignore[attr-defined]  # read by check_paths_apart
 
 
 def _real(path: Path) -> Path:
@@ -373,13 +276,6 @@ def check_input_dir(path: Path, option: str) -> Path:
     return path
 
 
-def check_run_dir(path: Path, option: str = "RUN_DIR") -> Path:
-    """Check that ``path`` (a :func:`run_dir` argument, ``zoo:NAME`` resolved) is an existing
-    directory; one named like a zoo model gets the hint ``did you mean zoo:NAME?``."""
-    _check(_run_dir_problem(path), option)
-    return path
-
-
 def check_output_file(path: Path, option: str, *, overwrite: bool | None = None) -> Path:
     """Check that a file can be written at ``path``.
 
@@ -414,25 +310,6 @@ def check_new_output_dir(path: Path, option: str, *, overwrite: bool) -> Path:
         _check(f"must be a new or empty directory (pass --overwrite to replace the files an "
                f"earlier run wrote there); got {os.fspath(path)!r}, which is not empty", option)
     return path
-
-
-def check_indices(spec: str, data: Path, option: str = "--indices") -> None:
-    """Check that the positions ``A:B`` exist in the dataset ``data`` (read lazily).
-
-    ``test`` and ``all`` are checked later, against the run's split.
-    """
-    if spec in ("test", "all"):
-        return
-    from ..data import load_dataset
-    from ..errors import ConfigError
-    from ..evaluation.run_evaluation import parse_indices
-
-    with load_dataset(data) as ds:
-        n_samples = int(ds.sizes["sample"])
-    try:
-        parse_indices(spec, n_samples=n_samples, test=[])
-    except ConfigError as exc:
-        raise _fail(option, f"{str(exc).rstrip('.')} (--data {os.fspath(data)!r}).") from None
 
 
 @contextlib.contextmanager

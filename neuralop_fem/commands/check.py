@@ -12,6 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..data import load_dataset
+from ..data.peers.check import check_labels
+from ..files import write_json_atomic
 from ._options import check_input_file, check_output_file, input_file, int_range, output_file
 
 __all__ = ["register", "run"]
@@ -49,8 +52,6 @@ def run(args: argparse.Namespace) -> int:
     check_input_file(args.file, "FILE.nc")
     if args.out is not None:
         check_output_file(args.out, "--out")
-    from ..data import load_dataset
-    from ..data.peers.check import check_labels
 
     with load_dataset(args.file) as ds:
         result = check_labels(ds, refinements=args.refine, samples=args.samples)
@@ -70,7 +71,5 @@ def run(args: argparse.Namespace) -> int:
                      f"{agree['mean_rel_l2']:.4e})")
     sys.stdout.write("\n".join(lines) + "\n")
     if args.out is not None:
-        from ..files import write_json_atomic
-
         write_json_atomic(args.out, result)
     return 0

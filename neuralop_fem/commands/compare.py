@@ -16,11 +16,16 @@ import argparse
 import logging
 import re
 
+import torch
+
+from solvers.problems import PROBLEMS
+
+from ..errors import UsageError
+from ..evaluation import compare_run
+from ..training.distributed import resolve_device
 from ._options import (
-    check_indices,
     check_input_file,
     check_new_output_dir,
-    check_run_dir,
     device,
     indices,
     input_file,
@@ -28,15 +33,13 @@ from ._options import (
     naming,
     output_dir,
     plain_text,
-    run_dir,
 )
+from ._run_options import check_indices, check_run_dir, run_dir
 
 __all__ = ["register", "run"]
 
 
 def _solver_choices() -> list[str]:
-    from solvers.problems import PROBLEMS
-
     return ["auto"] + [f"{p.name}-{short}" for p in PROBLEMS.values() for short in p.solvers]
 
 
@@ -122,16 +125,10 @@ def _check(args: argparse.Namespace) -> None:
     check_indices(args.indices, args.data)
     check_new_output_dir(args.out, "--out", overwrite=args.overwrite)
     if args.device not in (None, "auto"):
-        from ..training.distributed import resolve_device
-
         resolve_device(args.device)
     if args.solver_device not in (None, "none", "cpu"):
-        import torch  # heavy: only when a GPU is named
-
         index = int(args.solver_device.partition(":")[2] or 0)
         if index >= (torch.cuda.device_count() if torch.cuda.is_available() else 0):
-            from ..errors import UsageError
-
             msg = (f"argument --solver-device: must be an available device; got "
                    f"{args.solver_device!r} but this machine has "
                    f"{torch.cuda.device_count() if torch.cuda.is_available() else 0} CUDA "
@@ -142,7 +139,6 @@ def _check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem compare``; return the exit status."""
     _check(args)
-    from ..evaluation import compare_run
 
     if args.device == "auto":
         args.device = None

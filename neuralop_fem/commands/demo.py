@@ -24,7 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from solvers.burgers import BurgersSpectralSolver
+from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
+from solvers.exact import burgers_exact
+from solvers.grf import NeumannGRF, PeriodicGRF, threshold
+
+from ..data import generate
+from ..errors import ConfigError
+from ..evaluation import compare_run
 from ..files import write_json_atomic
+from ..models import PRESETS
+from ..training.config import TrainConfig
+from ..training.distributed import resolve_device
+from ..training.trainer import Trainer
 from ._options import (
     check_new_output_dir,
     device,
@@ -100,11 +112,6 @@ def verify_solvers(settings: DemoSettings, *, seed: int) -> dict[str, float]:
     """Step 1: accuracy of the bundled solvers against exact / refined / other-method solutions."""
     import numpy as np
 
-    from solvers.burgers import BurgersSpectralSolver
-    from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
-    from solvers.exact import burgers_exact
-    from solvers.grf import NeumannGRF, PeriodicGRF, threshold
-
     rng = np.random.default_rng(seed)
     solver = BurgersSpectralSolver()
     u0 = PeriodicGRF(settings.verify_burgers_n).sample(3, rng=rng)
@@ -141,13 +148,6 @@ def run_demo(out: Path, *, quick: bool = False, device: str = "auto", seed: int 
         demo's files are replaced only on request).
     """
     import numpy as np
-
-    from ..data import generate
-    from ..errors import ConfigError
-    from ..evaluation import compare_run
-    from ..models import PRESETS
-    from ..training.config import TrainConfig
-    from ..training.trainer import Trainer
 
     if not overwrite and out.is_dir() and any(out.iterdir()):
         msg = (f"`out` must be a new or empty directory (pass overwrite=True to replace an "
@@ -234,8 +234,6 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem demo``; return the exit status."""
     check_new_output_dir(args.out, "--out", overwrite=args.overwrite)
     if args.device != "auto":
-        from ..training.distributed import resolve_device
-
         resolve_device(args.device)
     with naming(args.out):
         run_demo(args.out, quick=args.quick, device=args.device, seed=args.seed,

@@ -14,21 +14,23 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import UsageError
+from ..evaluation import evaluate_run
+from ..files import write_json_atomic, write_text_atomic
+from ..training.distributed import resolve_device
 from ..zoo import is_entry
 from ._options import (
-    check_indices,
     check_input_file,
     check_output_apart,
     check_output_dir,
     check_output_file,
-    check_run_dir,
     device,
     indices,
     input_file,
     int_range,
     output_file,
-    run_dir,
 )
+from ._run_options import check_indices, check_run_dir, run_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.run_evaluation import RunEvaluation
@@ -74,8 +76,6 @@ def write_results(result: RunEvaluation, path: Path) -> Path:
     Both are written atomically (:mod:`neuralop_fem.files`): a link at either name is
     replaced, never written through.
     """
-    from ..files import write_json_atomic, write_text_atomic
-
     text = io.StringIO(newline="")
     writer = csv.writer(text)
     columns = [c for c in _PER_SAMPLE if c in result]
@@ -122,23 +122,18 @@ def _check(args: argparse.Namespace) -> None:
         if args.out.suffix == ".json":
             msg = (f"argument --out: must not end in .json (the summary goes to "
                    f"{args.out.stem}.json beside the CSV); got {str(args.out)!r}.")
-            from ..errors import UsageError
-
             raise UsageError(msg)
         check_output_file(args.out, "--out")
         check_output_file(args.out.with_suffix(".json"), "--out")
         check_output_apart(args.out.with_suffix(".json"), "--out",  # the summary beside it
                            [("--data", args.data), ("RUN_DIR", args.run_dir)], directory=False)
     if args.device not in (None, "auto"):
-        from ..training.distributed import resolve_device
-
         resolve_device(args.device)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem evaluate``; return the exit status."""
     _check(args)
-    from ..evaluation import evaluate_run
 
     dev = None if args.device == "auto" else args.device
     result = evaluate_run(args.run_dir, args.data, resolution=args.resolution,

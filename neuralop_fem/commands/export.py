@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..data import load_dataset
+from ..data.peers import export_neuralop, export_pdebench
 from ._options import check_input_file, check_output_file, input_file, output_file
 
 __all__ = ["register", "run"]
@@ -39,8 +41,6 @@ def run(args: argparse.Namespace) -> int:
     """Write ``args.file`` to ``args.out`` in ``args.format``; return 0."""
     check_input_file(args.file, "FILE.nc")
     check_output_file(args.out, "--out", overwrite=args.overwrite)
-    from ..data import load_dataset
-    from ..data.peers import export_neuralop, export_pdebench
 
     write = export_neuralop if args.format == "neuralop" else export_pdebench
     with load_dataset(args.file) as ds:

@@ -15,6 +15,11 @@ import dataclasses
 import sys
 from typing import Any
 
+# `generation` resolves its names on first use: `generate --help` imports neither xarray nor
+# dask (generation.generate brings them, in `run`).
+from ..data import generation
+from ..data.generation.config import config_class
+from ..errors import DatasetError
 from ..problems import kits
 from ..problems.peer_presets import PEER_PRESETS, get_preset
 from ._options import (
@@ -130,22 +135,19 @@ def _build_config(args: argparse.Namespace, base: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem generate``; return the exit status."""
-    from ..data.generation import config_class, generate, read_generation_settings
-    from ..errors import DatasetError
-
     check_output_file(args.out, "--out")
     problem = args.problem
     base = config_class(problem)()
     if args.append is not None and args.out.is_file():
         try:
-            base = read_generation_settings(args.out)["config"]
+            base = generation.read_generation_settings(args.out)["config"]
         except DatasetError:
             pass  # generate() reports it with the file name
         if type(base) is not config_class(problem):
             base = config_class(problem)()
     config = _build_config(args, _apply_like(args, base))
     append = args.append is not None
-    path = generate(
+    path = generation.generate(
         problem,
         n_samples=args.append if append else args.samples,
         out=args.out,

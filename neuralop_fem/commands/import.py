@@ -17,6 +17,9 @@ import argparse
 import math
 import sys
 
+from ..data.peers import import_neuralop, import_pdebench
+from ..errors import UsageError
+from ..problems import get_kit, kits
 from ._options import check_input_file, check_output_file, float_range, input_file, output_file
 
 __all__ = ["register", "run"]
@@ -35,8 +38,6 @@ def _phases(text: str) -> tuple[float, float]:
 
 
 def _common(p: argparse.ArgumentParser, suffix: str, mapping: str) -> None:
-    from ..problems import kits
-
     p.add_argument("file", type=input_file, metavar=f"FILE{suffix}", help="the file to import")
     p.add_argument("--out", required=True, type=output_file, metavar="FILE.nc",
                    help="output netCDF file")
@@ -85,11 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Convert ``args.file`` to ``args.out``; return 0."""
-    from ..errors import UsageError
-
     check_input_file(args.file, "FILE")
     check_output_file(args.out, "--out", overwrite=args.overwrite)
-    from ..problems import get_kit
 
     if args.problem and "viscosity" not in get_kit(args.problem).physics \
             and args.viscosity is not None:
@@ -98,13 +96,9 @@ def run(args: argparse.Namespace) -> int:
     common = {"problem": args.problem, "dtype": args.dtype, "overwrite": args.overwrite,
               "viscosity": args.viscosity, "forcing": args.forcing}
     if args.format == "neuralop":
-        from ..data.peers import import_neuralop
-
         out = import_neuralop(args.file, args.out, final_time=args.final_time,
                               phase_values=args.phase_values, **common)
     else:
-        from ..data.peers import import_pdebench
-
         out = import_pdebench(args.file, args.out, trajectory=args.trajectory, **common)
     sys.stdout.write(f"wrote {out} (netCDF, from the {args.format} file {args.file})\n")
     return 0

@@ -12,6 +12,9 @@ import argparse
 import math
 import sys
 
+from ..data.matlab import import_mat
+from ..errors import UsageError
+from ..problems import kits
 from ._options import (
     check_input_file,
     check_output_file,
@@ -25,8 +28,6 @@ __all__ = ["register", "run"]
 
 def _physics() -> dict[str, str]:
     """Option dest -> the problem it applies to (the kits' physical parameters)."""
-    from ..problems import kits
-
     return {name: kit.name for kit in kits() if kit.mat_keys for name in kit.physics}
 
 
@@ -42,7 +43,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--forcing for Darcy), and a comparison then refuses to guess the reference solver.",
     )
     parser.add_argument("file", type=input_file, metavar="FILE.mat", help="legacy .mat file")
-    from ..problems import kits
 
     parser.add_argument("--problem", required=True,
                         choices=tuple(kit.name for kit in kits() if kit.mat_keys))
@@ -66,8 +66,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> None:
-    from ..errors import UsageError
-
     check_input_file(args.file, "FILE.mat")
     check_output_file(args.out, "--out", overwrite=args.overwrite)
     for dest, problem in _physics().items():
@@ -81,7 +79,6 @@ def _check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Convert ``args.file`` to ``args.out``; return 0."""
     _check(args)
-    from ..data.matlab import import_mat
 
     owners = _physics()
     physics = {dest: getattr(args, dest, None) for dest in owners}

@@ -12,6 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from solvers.problems import get_problem
+
+from ..data import load_dataset
+from ..data import schema as S
+from ..data.float_paths import describe_float_paths
+from ..data.grids import dataset_grid, describe_grid
+from ..data.io import read_values, verify_dataset
+from ..data.provenance import ValuesDigest, field_names, read_record
 from ..safe_text import printable
 from ._options import (
     check_input_file,
@@ -106,15 +114,6 @@ def describe(path: str | Path, *, check: bool = False) -> str:
         A file that is not a dataset, or (``check``) a damaged chunk, naming the variable.
     """
     import numpy as np
-
-    from solvers.problems import get_problem
-
-    from ..data import load_dataset
-    from ..data import schema as S
-    from ..data.float_paths import describe_float_paths
-    from ..data.grids import dataset_grid, describe_grid
-    from ..data.io import read_values, verify_dataset
-    from ..data.provenance import ValuesDigest, field_names, read_record
 
     path = Path(path)
     ds = load_dataset(path)

@@ -13,6 +13,8 @@ import os
 import shutil
 import sys
 
+from ..data import load_dataset
+from ..data.plotting import plot_samples
 from ..errors import UsageError
 from ._options import check_input_file, check_output_dir, input_file, int_range, output_dir
 
@@ -48,8 +50,6 @@ def run(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from ..data import load_dataset
-    from ..data.plotting import plot_samples
 
     created = not args.out.exists()
     args.out.mkdir(exist_ok=True)

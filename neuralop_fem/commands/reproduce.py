@@ -11,6 +11,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..data.fingerprint import SAME_VALUES_RTOL
+from ..errors import InputError
+from ..reproduce.driver import REFERENCE_SEED, ReproduceSettings, reproduce
+from ..reproduce.record import build_row, check_data, load_results, merge_rows, save_results
+from ..reproduce.rows import upgrade_legacy
 from ._options import check_output_apart, float_range, input_dir, input_file, int_range
 
 __all__ = ["register", "run"]
@@ -124,12 +129,7 @@ def run(args: argparse.Namespace) -> int:
     for path in (results, results.with_suffix(".md")):
         check_output_apart(path, "--results", inputs, directory=False)
     if args.action == "check-data":
-        from ..data.fingerprint import SAME_VALUES_RTOL
-        from ..reproduce.record import check_data
-
         if not results.is_file():
-            from ..errors import InputError
-
             msg = (f"--results {results}: no such file (the rows' JSON whose data the files "
                    "are checked against)")
             raise InputError(msg)
@@ -138,13 +138,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("".join(f"{line}\n" for line in lines))
         return 0 if ok else 1
     if args.action == "tables":
-        from ..errors import InputError
-        from ..reproduce.record import load_results, save_results
-
         if not results.is_file():
             msg = f"--results {results}: no such file (the rows' JSON to write the tables of)"
             raise InputError(msg)
-        from ..reproduce.rows import upgrade_legacy
 
         data = load_results(results)
         data["runs"] = {k: upgrade_legacy(v, args.data_dir) for k, v in data["runs"].items()}
@@ -152,8 +148,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(f"wrote {md}\n")
         return 0
     if args.action == "record":
-        from ..reproduce.record import build_row, merge_rows
-
         rows = [build_row(r, args.data, label=args.label, quick=args.quick,
                           reduced=args.reduced, eval_device=args.eval_device, reproduce=None,
                           training_commit=args.training_commit) for r in args.run_dirs]
@@ -161,7 +155,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("".join(f"{line}\n" for line in notes))
         sys.stdout.write("".join(f"recorded {r['key']}\n" for r in rows))
         return 0
-    from ..reproduce.driver import REFERENCE_SEED, ReproduceSettings, reproduce
 
     runs_dir = args.runs_dir or Path("runs") / ("reproduction_quick" if args.quick else
                                                 "reproduction")

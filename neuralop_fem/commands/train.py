@@ -17,9 +17,18 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import torch
+
+from ..environment import threads_note
+from ..errors import ConfigError, TrainingDivergedError, UsageError
+from ..models.presets import ModelConfig, model_preset, preset_names
 from ..models.size import check_model_size
+from ..training import TrainConfig, Trainer, fit_to_data, training_preset
+from ..training.loggers import LOGGERS, check_backend, make_logger
+from ..training.optim import schedule_note
+from ._config_file import FileConfig, dump_config, format_of, read_config
 from ._options import (
     check_input_file,
     check_output_dir,
@@ -29,11 +38,6 @@ from ._options import (
     int_range,
     output_dir,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..models.presets import ModelConfig
-    from ..training.config import TrainConfig
-    from ._config_file import FileConfig
 
 __all__ = ["apply_overrides", "register", "resolve", "run"]
 
@@ -140,8 +144,6 @@ def apply_overrides(model_config: ModelConfig, train_config: TrainConfig,
     ConfigError
         For a malformed item or an unknown key (the message lists the valid names).
     """
-    from ..errors import ConfigError
-
     model_fields = {f.name for f in dataclasses.fields(model_config)}
     train_fields = {f.name for f in dataclasses.fields(train_config)}
     model_changes: dict[str, object] = {}
@@ -178,8 +180,6 @@ def apply_overrides(model_config: ModelConfig, train_config: TrainConfig,
 
 def _require(value: Any, option: str, key: str) -> Any:
     if value is None:
-        from ..errors import UsageError
-
         msg = f"argument {option} is required (or `{key}` in the --config file)."
         raise UsageError(msg)
     return value
@@ -188,8 +188,6 @@ def _require(value: Any, option: str, key: str) -> Any:
 def _from_key(check: Any, path: Path, option: str, source: str | None) -> Path:
     """``check(path, option)``; a path from the configuration file ``source`` (None: from the
     option) is named in an error as the file's key."""
-    from ..errors import ConfigError, UsageError
-
     try:
         return check(path, option)
     except UsageError as exc:
@@ -203,12 +201,8 @@ def _from_key(check: Any, path: Path, option: str, source: str | None) -> Path:
 def _check_preset(name: str, source: str | None) -> None:
     """Refuse an unknown preset ``name``, naming ``--preset`` or the key of the configuration
     file ``source``, the presets and the name."""
-    from ..models.presets import preset_names
-
     if name in preset_names():
         return
-    from ..errors import ConfigError
-
     where = "argument --preset:" if source is None else f"{source}: `preset`"
     msg = f"{where} must be one of {', '.join(preset_names())}; got {name!r}."
     raise ConfigError(msg)
@@ -217,8 +211,6 @@ def _check_preset(name: str, source: str | None) -> None:
 def _from_file(file: FileConfig, model_config: ModelConfig, train_config: TrainConfig,
                source: str) -> tuple[ModelConfig, TrainConfig]:
     """The preset's configs with the file's ``model_config`` / ``train_config`` applied."""
-    from ..errors import ConfigError
-
     try:
         if file.model_config:
             model_config = model_config.replace(**file.model_config)
@@ -243,11 +235,6 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
     fmt : str
         ``"yaml"`` or ``"json"``: the format of ``--config`` (YAML without one).
     """
-    from ..errors import ConfigError
-    from ..models.presets import model_preset
-    from ..training import fit_to_data, training_preset
-    from ._config_file import FileConfig, format_of, read_config
-
     file = FileConfig() if args.config is None else read_config(args.config)
     fmt = "yaml" if args.config is None else format_of(args.config)
     source = None if args.config is None else os.fspath(args.config)
@@ -283,8 +270,6 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
                      hint="Choose a smaller width or fewer layers.")
     log = args.log or file.log
     if log is not None:
-        from ..training.loggers import LOGGERS
-
         if log not in LOGGERS:
             msg = f"{args.config}: `log` must be one of {', '.join(LOGGERS)}; got {log!r}."
             raise ConfigError(msg)
@@ -298,8 +283,6 @@ def resolve(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str]:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``neuralop-fem train``; return the exit status."""
-    from ._config_file import dump_config
-
     config, notes, fmt = resolve(args)
     if args.print_config is not None:
         if args.print_config != "same":
@@ -312,11 +295,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     out = _from_key(check_output_dir, Path(_require(config["out"], "--out", "out")), "--out",
                     None if args.out is not None else os.fspath(args.config))
-    from ..errors import TrainingDivergedError
-    from ..models.presets import model_preset
-    from ..training import TrainConfig, Trainer
-    from ..training.loggers import check_backend, make_logger
-    from ..training.optim import schedule_note
 
     if config["log"] is not None:  # refused before the run directory exists
         check_backend(config["log"])
@@ -378,10 +356,6 @@ def _report(result: dict[str, Any], out: Path) -> None:
 
 def _threads_note() -> str | None:
     """The busy-cores warning for torch's current thread count (None where unknown)."""
-    import torch
-
-    from ..environment import threads_note
-
     try:
         load = os.getloadavg()[0]
     except OSError:  # not available on this platform

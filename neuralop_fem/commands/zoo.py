@@ -12,17 +12,20 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..errors import UsageError
 from ..safe_text import printable, printable_lines
+from ..zoo import CARD_MD, PREFIX, available, entry_dir, planned_missing, read_card
+from ..zoo.card import summary_row
+from ..zoo.pack import add_to_zoo, replace_verdict
 from ._options import (
     check_input_file,
-    check_run_dir,
     device,
     input_dir,
     input_file,
     int_range,
     output_dir,
-    run_dir,
 )
+from ._run_options import check_run_dir, run_dir
 
 __all__ = ["register", "run"]
 
@@ -88,9 +91,6 @@ def _mib(n_bytes: int) -> str:
 
 
 def _list(root: Path | None) -> int:
-    from ..zoo import available, planned_missing, read_card
-    from ..zoo.card import summary_row
-
     names = available(root)
     pending = planned_missing(root) if root is None else []
     tail = f"planned, training pending: {', '.join(pending)}\n" if pending else ""
@@ -110,8 +110,6 @@ def _list(root: Path | None) -> int:
 
 
 def _show(name: str, root: Path | None) -> int:
-    from ..zoo import CARD_MD, PREFIX, entry_dir
-
     name = name.removeprefix(PREFIX)
     card = (entry_dir(name, root) / CARD_MD).read_text(encoding="utf-8")
     sys.stdout.write(printable_lines(card))  # a card of --zoo-dir is anyone's text
@@ -125,12 +123,9 @@ def _add(args: argparse.Namespace) -> int:
     root = args.zoo_out if args.zoo_out is not None else args.zoo_dir
     if args.zoo_out is not None and args.zoo_dir is not None and (
             Path(args.zoo_out).resolve() != Path(args.zoo_dir).resolve()):
-        from ..errors import UsageError
-
         msg = (f"argument --zoo-dir: must name one zoo directory; got {str(args.zoo_dir)!r} "
                f"before `add` and {str(args.zoo_out)!r} after it.")
         raise UsageError(msg)
-    from ..zoo.pack import add_to_zoo
 
     target = add_to_zoo(args.run_dir, name=args.name, data=args.data,
                         resolutions=args.resolutions, report=args.report, root=root,
@@ -141,9 +136,6 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _verdict(args: argparse.Namespace) -> int:
-    from ..zoo import PREFIX
-    from ..zoo.pack import replace_verdict
-
     name = args.name.removeprefix(PREFIX)
     target = replace_verdict(name, args.report, args.zoo_dir)
     sys.stdout.write(f"replaced the fair verdict of {name}: {target / 'card.json'}\n")
