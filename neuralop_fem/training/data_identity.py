@@ -11,6 +11,7 @@ Anything else is refused as a run with other settings (:func:`~.resume.check_res
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Mapping
@@ -21,19 +22,20 @@ import xarray as xr
 
 from ..data.provenance import dataset_provenance, generation_settings
 from ..errors import DatasetError, RunDirectoryError
-from ..runs import RunDir
+from ..runs import DataRecord, RunDir
 
 __all__ = ["same_dataset", "with_moved_data"]
 
 _log = logging.getLogger(__name__)
 
 
-def _generated(provenance: Mapping[str, Any]) -> dict[str, Any] | None:
-    attrs = provenance.get("attrs")
-    if not isinstance(attrs, Mapping):
+def _generated(data: DataRecord) -> dict[str, Any] | None:
+    """The ``generate`` settings and sample count recorded in ``data``'s attributes (None for a
+    file not written by ``generate``, or a damaged record)."""
+    if data.attrs is None:
         return None
     try:
-        record = generation_settings(attrs)
+        record = generation_settings(data.attrs)
     except DatasetError:
         return None
     if record is None:
@@ -41,18 +43,18 @@ def _generated(provenance: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"settings": record.get("settings"), "n_samples": record.get("n_samples")}
 
 
-def _plain(provenance: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in provenance.items() if k != "path"}
-    if isinstance(out.get("attrs"), Mapping):
-        out["attrs"] = {k: v for k, v in out["attrs"].items() if k != "created"}
-    return out
+def _plain(data: DataRecord) -> DataRecord:
+    """``data`` without its path and creation time."""
+    attrs = None if data.attrs is None else {
+        k: v for k, v in data.attrs.items() if k != "created"}
+    return dataclasses.replace(data, path=None, nulls=data.nulls - {"path"}, attrs=attrs)
 
 
-def same_dataset(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
+def same_dataset(recorded: DataRecord, now: DataRecord) -> bool:
     """Whether two dataset provenances (``run.json``'s ``data`` section) describe the same
     dataset, whatever their paths (rules in the module docstring)."""
-    shape = ("problem", "n_samples", "grid")
-    if any(recorded.get(k) != now.get(k) for k in shape):
+    if (recorded.problem, recorded.n_samples, recorded.grid) != (
+            now.problem, now.n_samples, now.grid):
         return False
     first, second = _generated(recorded), _generated(now)
     if first is not None or second is not None:
@@ -75,7 +77,7 @@ def with_moved_data(identity: dict[str, Any], state_identity: Mapping[str, Any],
         return identity
     if recorded is None or recorded.path != old:
         return identity
-    if not same_dataset(recorded.to_dict(), dataset_provenance(dataset, path)):
+    if not same_dataset(recorded, DataRecord.from_dict(dataset_provenance(dataset, path))):
         return identity
     _log.warning("the data of %s moved: %s (run) is now %s, the same dataset (same problem, "
                  "samples, grid and generation settings); resuming with it", run_dir, old, new)

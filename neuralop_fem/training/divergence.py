@@ -43,6 +43,7 @@ from ..runs.validation import Rollback, rollback_entry_ok
 from . import checkpoint as ck
 from . import resume as rs
 from .optim import LR_GROUP_KEYS, from_main
+from .run_state import GuardedTrainer
 
 __all__ = ["LR_FACTOR", "LR_GROUP_KEYS", "Rollback", "TrainingDivergedError", "check_rollbacks",
            "divergence", "loss_jump", "lr_scale", "scale_lr", "undo_diverged_epoch"]
@@ -131,7 +132,7 @@ def check_rollbacks(value: Any, epoch: int, source: Any) -> list[Rollback]:
     return [Rollback(**entry) for entry in value]
 
 
-def undo_diverged_epoch(trainer: Any, loss: float, val: float | None) -> bool:
+def undo_diverged_epoch(trainer: GuardedTrainer, loss: float, val: float | None) -> bool:
     """After training epoch ``trainer.epoch + 1`` (mean loss ``loss``, validation error
     ``val``): if it diverged, go back to ``last.pt`` at a lower learning rate and return True
     (train the epoch again); else False. Raises :class:`TrainingDivergedError` when the guard
@@ -186,7 +187,7 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _give_up(t: Any, epoch: int, reason: str, why: str, remedy: str) -> None:
+def _give_up(t: GuardedTrainer, epoch: int, reason: str, why: str, remedy: str) -> None:
     kept = (f" best.pt (epoch {t.best_epoch}, validation rel. L2 {t.best_val:.3e}) is kept."
             if t.best_epoch else "")
     msg = f"{t.run_dir}: training diverged in epoch {epoch} {why}: {reason}.{kept} {remedy}"

@@ -1,25 +1,90 @@
-"""What a :class:`~neuralop_fem.training.Trainer` (the ``trainer`` argument; not imported,
-which would make a cycle) writes about itself: the resume state of ``last.pt`` /
-``partial.pt`` and the record of ``run.json`` (read back by :mod:`.resume` and
-:mod:`.run_info`)."""
+"""What a :class:`~neuralop_fem.training.Trainer` writes about itself: the resume state of
+``last.pt`` / ``partial.pt`` and the record of ``run.json`` (read back by :mod:`.resume` and
+:class:`~neuralop_fem.runs.RunDir`).
+
+The functions take the trainer's state as :class:`TrainerState`, the attributes they read
+(the trainer satisfies it; :mod:`.divergence` adds what it changes, :class:`GuardedTrainer`).
+The trainer module imports this one, not the other way round.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
-from ..runs import RUN_FORMAT, RunRecord
+import torch
+
+from ..models import NormalizedOperator
+from ..models.presets import ModelConfig
+from ..runs import RUN_FORMAT, RunDir, RunRecord
+from ..runs.train_config import TrainConfig
+from ..runs.validation import Rollback
 from . import checkpoint as ck
 from . import partial_checkpoint as we
 from . import resume as rs
 from ._env import environment_info
+from .amp import AmpChoice, AmpForward
+from .distributed import DistContext, GlobalBatchSampler
 from .optim import peak_lr
+from .setup import TrainingData
 
-__all__ = ["resume_state", "run_record"]
+__all__ = ["GuardedTrainer", "TrainerState", "resume_state", "run_record"]
 
 
-def resume_state(trainer: Any, identity: dict[str, Any],
+class TrainerState(Protocol):
+    """The state of a :class:`~neuralop_fem.training.Trainer` that its records hold."""
+
+    preset: str | None
+    config: TrainConfig
+    model_config: ModelConfig
+    operator: NormalizedOperator
+    forward_module: AmpForward
+    data: TrainingData
+    device: torch.device
+    amp_choice: AmpChoice
+    ctx: DistContext
+    optimizer: torch.optim.Optimizer
+    scheduler: Any  # a torch learning-rate scheduler
+    sampler: GlobalBatchSampler
+    steps_per_epoch: int
+    epoch: int
+    history: dict[str, list[float]]
+    best_epoch: int
+    best_val: float
+    code_history: list[dict[str, Any]]
+    rollbacks: list[Rollback]
+
+    def wall_time(self) -> float:
+        """Seconds of training so far."""
+        ...
+
+
+class GuardedTrainer(TrainerState, Protocol):
+    """What the divergence guard (:mod:`.divergence`) reads and changes of a trainer."""
+
+    run: RunDir
+    run_dir: Path
+    t_start: float
+    wall_time_before: float
+    within: we.WithinEpoch | None
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore a checked ``last.pt`` state."""
+        ...
+
+    def save_last(self, within: we.WithinEpoch | None = None) -> None:
+        """Write ``last.pt``."""
+        ...
+
+    def run_record(self, *, status: str,
+                   results: Mapping[str, Any] | None = None) -> RunRecord:
+        """The record of ``run.json``."""
+        ...
+
+
+def resume_state(trainer: TrainerState, identity: dict[str, Any],
                  within: we.WithinEpoch | None = None) -> dict[str, Any]:
     """The contents of ``last.pt`` (:class:`~.resume.LastState`) after the epochs completed;
     with ``within``, of ``partial.pt`` within the next epoch (:mod:`.partial_checkpoint`)."""
@@ -45,7 +110,7 @@ def resume_state(trainer: Any, identity: dict[str, Any],
     }
 
 
-def run_record(trainer: Any, *, status: str,
+def run_record(trainer: TrainerState, *, status: str,
                results: Mapping[str, Any] | None = None) -> RunRecord:
     """The record of ``run.json``: ``status``, the run's settings, data, splits, hardware,
     code commits and progress, and ``results`` (the test errors of a finished run)."""

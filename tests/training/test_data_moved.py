@@ -13,6 +13,7 @@ from neuralop_fem.data.io import load_dataset
 from neuralop_fem.data.provenance import dataset_provenance
 from neuralop_fem.errors import ConfigError
 from neuralop_fem.models import PRESETS
+from neuralop_fem.runs import DataRecord
 from neuralop_fem.training import TrainConfig, Trainer, read_run_info
 from neuralop_fem.training.data_identity import same_dataset
 
@@ -77,17 +78,21 @@ def test_other_data_at_a_new_path_is_refused(one_epoch, tmp_path):
         assert trainer.epoch == 1
 
 
+def _record(provenance):
+    return DataRecord.from_dict(provenance)
+
+
 def test_same_dataset_compares_settings_not_paths_or_times(tmp_path):
     first = dataset_provenance(load_dataset(_data(tmp_path / "1.nc")), tmp_path / "1.nc")
     again = dataset_provenance(load_dataset(_data(tmp_path / "2.nc")), tmp_path / "2.nc")
     seed2 = dataset_provenance(load_dataset(_data(tmp_path / "3.nc", seed=2)), tmp_path / "3.nc")
     assert first["path"] != again["path"]
-    assert same_dataset(first, again)
-    assert not same_dataset(first, seed2)
-    assert not same_dataset(first, {**again, "n_samples": 15})
+    assert same_dataset(_record(first), _record(again))
+    assert not same_dataset(_record(first), _record(seed2))
+    assert not same_dataset(_record(first), _record({**again, "n_samples": 15}))
     # files not written by ``generate``: everything but the path and the creation time
     plain = {"path": "/x/a.nc", "problem": "burgers", "n_samples": 4, "grid": [8],
              "config_json": None, "attrs": {"created": "2026-01-01", "viscosity": 0.1}}
     moved = {**plain, "path": "/y/b.nc", "attrs": {"created": "2026-02-02", "viscosity": 0.1}}
-    assert same_dataset(plain, moved)
-    assert not same_dataset(plain, {**moved, "attrs": {"viscosity": 0.2}})
+    assert same_dataset(_record(plain), _record(moved))
+    assert not same_dataset(_record(plain), _record({**moved, "attrs": {"viscosity": 0.2}}))
