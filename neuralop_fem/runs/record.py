@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import RunDirectoryError
-from .train_config import TrainConfig
+from .train_config import TrainConfig, added_defaults
 
 __all__ = ["RUN_FORMAT", "STATUSES", "DataRecord", "Environment", "Normalizers", "RunRecord",
            "Splits", "migrate"]
@@ -326,6 +326,21 @@ class RunRecord(_JsonRecord):
             msg = "run.json: field `train_config` is missing."
             raise RunDirectoryError(msg)
         return TrainConfig.from_dict(dict(self.train_config))
+
+    @property
+    def trained_config(self) -> TrainConfig:
+        """The training configuration the run trained with: :attr:`config`, where settings
+        added after the run was recorded take the values such a run used
+        (:func:`~.train_config.added_defaults`: ``amp`` ``"none"``, not today's default).
+
+        Raises
+        ------
+        RunDirectoryError
+            If the record has no ``train_config``.
+        """
+        recorded = dict(self.config.to_dict() if self.train_config is None else
+                        self.train_config)
+        return TrainConfig.from_dict({**added_defaults(recorded), **recorded})
 
     @property
     def train_setting(self) -> Mapping[str, Any]:
