@@ -21,6 +21,7 @@ from neuralop_fem.data.generation import config_class, generate_samples
 from neuralop_fem.errors import ConfigError, InputError, RunDirectoryError
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.models import PRESETS
+from neuralop_fem.runs.weights import read_payload
 from neuralop_fem.training import TrainConfig, Trainer, load_trained
 from neuralop_fem.zoo import (
     CARD,
@@ -33,7 +34,6 @@ from neuralop_fem.zoo import (
     read_card,
 )
 from neuralop_fem.zoo.pack import add_to_zoo, read_verdict
-from neuralop_fem.zoo.weights import read_payload
 
 from .training.conftest import TINY_BURGERS
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +20,17 @@ from solvers.problems import get_problem
 from ..environment import environment_record
 from ..errors import ConfigError, DatasetError, RunDirectoryError
 from ..evaluation import evaluate_run
-from ..training import read_run_info
-from ..training.config import training_preset
+from ..runs import DataRecord, RunDir, RunRecord, training_preset
+from ..runs.rerun_commands import changes, train_command
 from .entries import spec_of
 from .identity import data_matches, record_identical, same_values_checksum
 from .results import write_results
 from .rows import (
     SCALE_FIELDS,
-    changes,
     dataset_record,
     row_key,
     run_scale,
     scale_shortfalls,
-    train_command,
     upgrade_legacy,
 )
 from .tables import markdown
@@ -75,7 +74,7 @@ def noise_of(task: str, noise: float) -> float | None:
     return float(noise) if get_problem(task).inverse else None
 
 
-def check_recordable(info: dict[str, Any], run_dir: Path, data_row: dict[str, Any]) -> None:
+def check_recordable(record: RunRecord, run_dir: Path, data_row: dict[str, Any]) -> None:
     """Refuse to record a run that has not finished, or a dataset other than the run's.
 
     The dataset must have been generated with the settings and sample count of the data the run
@@ -88,18 +87,18 @@ def check_recordable(info: dict[str, Any], run_dir: Path, data_row: dict[str, An
     ConfigError
         The dataset is not the one the run was trained on.
     """
-    if info["status"] != "finished":
-        msg = (f"RUN_DIR {run_dir}: the run has not finished (status {info['status']!r}; "
-               f"run.json counts {info['epochs_completed']} of {info['train_config']['epochs']} "
+    if record.status != "finished":
+        msg = (f"RUN_DIR {run_dir}: the run has not finished (status {record.status!r}; "
+               f"run.json counts {record.epochs_completed} of {record.config.epochs} "
                "epochs at the end of its last training call); finish it with its train "
                "command first")
         raise RunDirectoryError(msg)
-    trained = info.get("data") or {}
-    if trained.get("problem") not in (None, data_row["problem"]):
+    trained = record.data or DataRecord()
+    if trained.problem not in (None, data_row["problem"]):
         msg = (f"--data {data_row['path']}: a {data_row['problem']} dataset, but the run "
-               f"{run_dir} was trained on {trained['problem']} data")
+               f"{run_dir} was trained on {trained.problem} data")
         raise ConfigError(msg)
-    config_json = trained.get("config_json")
+    config_json = trained.config_json
     settings = json.loads(config_json).get("settings") if config_json else None
     if settings is None or data_row["settings"] is None:
         return
@@ -107,27 +106,27 @@ def check_recordable(info: dict[str, Any], run_dir: Path, data_row: dict[str, An
     given = data_row["settings"]
     differ = [f"{k}: {given[k]!r} (trained on {settings[k]!r})"
               for k in sorted(set(settings) & set(given)) if settings[k] != given[k]]
-    if trained.get("n_samples") not in (None, data_row["n_samples"]):
-        differ.append(f"n_samples: {data_row['n_samples']} (trained on {trained['n_samples']})")
+    if trained.n_samples not in (None, data_row["n_samples"]):
+        differ.append(f"n_samples: {data_row['n_samples']} (trained on {trained.n_samples})")
     if differ:
         msg = (f"--data {data_row['path']}: not the data the run {run_dir} was trained on; "
                f"it differs in {'; '.join(differ)}")
         raise ConfigError(msg)
 
 
-def check_scale(info: dict[str, Any], run_dir: Path, mode: str) -> None:
+def check_scale(record: RunRecord, run_dir: Path, mode: str) -> None:
     """Refuse a row whose mode (``paper``, ``reduced``) claims a scale the run did not have:
     fewer epochs or training samples, or another grid, than the preset (with :data:`REDUCED`
     for ``reduced``). Smaller runs are recorded with ``--quick``, which says so."""
     if mode == "quick":
         return
-    preset = training_preset(str(info["preset"]))
+    preset = training_preset(str(record.preset))
     if mode == "reduced":
         preset = preset.replace(**REDUCED)
     claimed = {k: getattr(preset, k) for k in SCALE_FIELDS}
-    short = scale_shortfalls(info, claimed)
+    short = scale_shortfalls(record, claimed)
     if short:
-        msg = (f"RUN_DIR {run_dir}: not a {mode}-scale run of {info['preset']}: "
+        msg = (f"RUN_DIR {run_dir}: not a {mode}-scale run of {record.preset}: "
                f"{', '.join(short)}; a {mode} row must have the {mode} scale (record a smaller "
                "run with --quick, which labels it so)")
         raise ConfigError(msg)
@@ -150,58 +149,66 @@ def build_row(run_dir: Path, data: Path, *, label: str, quick: bool, reduced: bo
         The run's problem has no reproduction entry; and the errors of
         :func:`check_recordable` and :func:`check_scale`.
     """
-    info = read_run_info(run_dir)
-    task = info["task"]
+    record = RunDir(run_dir).read()
+    task = str(record.task)
     spec = spec_of(task, where=f"RUN_DIR {run_dir}")
     data_row = dataset_record(Path(data))
-    check_recordable(info, run_dir, data_row)
+    check_recordable(record, run_dir, data_row)
     mode = mode_of(task, quick=quick, reduced=reduced)
-    check_scale(info, run_dir, mode)
+    check_scale(record, run_dir, mode)
     if quick:  # the training grid, and the quick grids the data reach
         extra = spec.quick.eval_n
         if extra:
             reachable = get_problem(task).reachable(int(data_row["resolution"]))
             extra = tuple(n for n in extra if n in reachable)
-        resolutions = tuple(sorted({info["resolution"], *extra}))
+        resolutions = tuple(sorted({record.resolution, *extra}))
     else:
-        resolutions = spec.eval_grids or (info["resolution"],)
+        resolutions = spec.eval_grids or (record.resolution,)
     errors, commands = {}, []
     for n in resolutions:
         res = evaluate_run(run_dir, data, resolution=n, indices="test", device=eval_device)
         errors[str(n)] = {"rel_l2": res["summary"]["rel_l2"], "rel_h1": res["summary"]["rel_h1"],
                           "output_resolution": res["output_resolution"],
-                          "zero_shot": n != info["resolution"]}
+                          "zero_shot": n != record.resolution}
         commands.append(f"neuralop-fem evaluate {shlex.quote(str(run_dir))} --data "
                         f"{shlex.quote(str(data))} --resolution {n}")
-    model_changes, train_changes = changes(info)
-    seed = int(info["train_config"]["seed"])
-    noise = noise_of(task, info["train_config"]["noise"])
-    key = row_key(info["preset"], Path(data).stem, mode, seed, label=label, noise=noise)
-    code = dict(info.get("code") or {"commit": training_commit, "dirty": None,
-                                     "source": "--training-commit" if training_commit else None})
-    if info.get("code_history"):  # a resumed run: every commit it trained under, from which epoch
-        code["history"] = info["code_history"]
+    preset = str(record.preset)
+    model_config, train_config = dict(record.model_config or {}), dict(record.train_setting)
+    model_changes, train_changes = changes(preset, model_config, train_config)
+    config = record.config
+    seed = int(config.seed)
+    noise = noise_of(task, config.noise)
+    key = row_key(preset, Path(data).stem, mode, seed, label=label, noise=noise)
+    code = dict(record.code or {"commit": training_commit, "dirty": None,
+                                "source": "--training-commit" if training_commit else None})
+    if record.code_history:  # a resumed run: every commit it trained under, from which epoch
+        code["history"] = [dict(entry) for entry in record.code_history]
     return {
-        "key": key, "preset": info["preset"], "label": label, "mode": mode, "task": task,
+        "key": key, "preset": preset, "label": label, "mode": mode, "task": task,
         "seed": seed, "data": data_row,
-        "noise": info["train_config"]["noise"] if noise is not None else None,
-        "run_dir": str(run_dir), "model_config": info["model_config"],
-        "train_config": info["train_config"], "model_changes": model_changes,
-        "train_changes": train_changes, "n_parameters": info["n_parameters"],
-        "epochs_completed": info["epochs_completed"], "best_epoch": info["best_epoch"],
-        "best_val_rel_l2": info["best_val_rel_l2"],
-        "test_rel_l2_best": info.get("test_rel_l2_best"),
-        "test_rel_l2_final": info.get("test_rel_l2_final"),
-        "train_wall_time_s": info["wall_time_s"], "device": info["device"],
-        "precision": info.get("precision"), "hardware": info["hardware"],
-        "versions": info["versions"], "training_code": code,
+        "noise": config.noise if noise is not None else None,
+        "run_dir": str(run_dir), "model_config": model_config,
+        "train_config": train_config, "model_changes": model_changes,
+        "train_changes": train_changes, "n_parameters": record.n_parameters,
+        "epochs_completed": record.epochs_completed, "best_epoch": record.best_epoch,
+        "best_val_rel_l2": record.best_val_rel_l2,
+        "test_rel_l2_best": record.test_rel_l2_best,
+        "test_rel_l2_final": record.test_rel_l2_final,
+        "train_wall_time_s": record.wall_time_s, "device": record.device,
+        "precision": _plain(record.precision), "hardware": _plain(record.hardware),
+        "versions": _plain(record.versions), "training_code": code,
         "commands": {"reproduce": reproduce,
-                     "train": train_command(info, Path(data), run_dir, model_changes,
+                     "train": train_command(preset, Path(data), run_dir, model_changes,
                                             train_changes),
                      "evaluate": commands},
-        "scale": run_scale(info), "errors": errors, "recorded_by": environment_record(),
+        "scale": run_scale(record), "errors": errors, "recorded_by": environment_record(),
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+
+
+def _plain(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A mapping of the run record as a plain dict (None stays None)."""
+    return None if value is None else dict(value)
 
 
 def load_results(path: Path) -> dict[str, Any]:

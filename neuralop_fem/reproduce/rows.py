@@ -12,7 +12,6 @@ zero-shot transfer. Rows written before rows recorded all this are completed by
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -22,16 +21,15 @@ from solvers.problems import get_problem
 
 from ..data import load_dataset
 from ..data.fingerprint import values_sketch
-from ..data.generation import config_class
 from ..data.provenance import ValuesDigest, generation_settings
 from ..errors import DatasetError
 from ..models import PRESETS
-from ..training.config import RESUME_FREE_FIELDS, training_preset
+from ..runs import DataRecord, RunRecord
+from ..runs.rerun_commands import changes, generate_command, train_command
 from .entries import problem_of_file, problem_prefix, spec_of
 
-__all__ = ["SCALE_FIELDS", "changes", "dataset_record", "generate_command", "model_suffix",
-           "paper_value", "row_key", "run_scale", "run_tag", "scale_shortfalls", "train_command",
-           "upgrade_legacy"]
+__all__ = ["SCALE_FIELDS", "dataset_record", "model_suffix", "paper_value", "row_key",
+           "run_scale", "run_tag", "scale_shortfalls", "upgrade_legacy"]
 
 
 def model_suffix(preset: str) -> str:
@@ -80,61 +78,6 @@ def dataset_record(path: Path) -> dict[str, Any]:
         }
 
 
-def generate_command(problem: str, n_samples: int, settings: dict[str, Any] | None,
-                     path: Path) -> str | None:
-    """The ``neuralop-fem generate`` command that regenerates a file (bit for bit where numpy
-    and BLAS choose the same kernels, to rounding elsewhere: ``neuralop-fem reproduce
-    check-data``)."""
-    fixed = ("problem", "resolution", "dataset_seed", "dtype")
-    if not settings or any(key not in settings for key in fixed):
-        return None  # settings of another source, or damaged: no command regenerates them
-    config = config_class(problem).from_stored({k: v for k, v in settings.items()
-                                                if k not in fixed})
-    settings = {**{k: settings[k] for k in fixed}, **config.to_dict()}
-    parts = ["neuralop-fem", "generate", problem, "--samples", str(n_samples), "--resolution",
-             str(settings["resolution"]), "--seed", str(settings["dataset_seed"]), "--dtype",
-             str(settings["dtype"]), "--out", str(path)]
-    for key, value in sorted(settings.items()):
-        if key in ("problem", "resolution", "dataset_seed", "dtype") or value is None:
-            continue
-        flag = "--" + key.replace("_", "-")
-        if isinstance(value, list):
-            parts += [flag, *map(repr, value)]
-        else:
-            parts += [flag, repr(value) if isinstance(value, float) else str(value)]
-    return " ".join(shlex.quote(p) for p in parts)
-
-
-def train_command(run_info: dict[str, Any], data: Path, run_dir: Path,
-                  model_changes: dict[str, Any], train_changes: dict[str, Any]) -> str:
-    """The ``neuralop-fem train`` command equivalent to a run's settings."""
-    flags = {"epochs": "--epochs", "batch_size": "--batch-size", "lr_max": "--lr",
-             "seed": "--seed", "resolution": "--resolution", "n_train": "--n-train",
-             "n_val": "--n-val", "n_test": "--n-test", "noise": "--noise", "amp": "--amp"}
-    parts = ["neuralop-fem", "train", "--data", str(data), "--preset", str(run_info["preset"]),
-             "--out", str(run_dir)]
-    for key, value in train_changes.items():
-        if key in flags:
-            parts += [flags[key], str(value)]
-        else:
-            parts += ["--set", f"{key}={json.dumps(value)}"]
-    for key, value in model_changes.items():
-        parts += ["--set", f"{key}={json.dumps(value)}"]
-    return " ".join(shlex.quote(p) for p in parts)
-
-
-def changes(run_info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(model config changes, training config changes) of a run against its preset."""
-    preset = str(run_info["preset"])
-    base_model = PRESETS[preset].to_dict()
-    base_train = training_preset(preset).to_dict()
-    model = {k: v for k, v in run_info["model_config"].items() if base_model.get(k) != v}
-    skip = set(RESUME_FREE_FIELDS)  # where it ran, not what it learned
-    train = {k: v for k, v in run_info["train_config"].items()
-             if k not in skip and base_train.get(k) != v}
-    return model, train
-
-
 def run_tag(preset: str, data: str, mode: str, seed: int, *, label: str,
             noise: float | None) -> str:
     """The run directory name of one training (one per preset, data, mode, noise level,
@@ -163,20 +106,21 @@ def row_key(preset: str, data: str, mode: str, seed: int, *, label: str,
 SCALE_FIELDS = ("epochs", "n_train", "n_val", "n_test", "resolution")
 
 
-def run_scale(run_info: dict[str, Any]) -> dict[str, Any]:
+def run_scale(record: RunRecord) -> dict[str, Any]:
     """The scale a run really had: its epochs, splits and grid, and its dataset's size."""
-    train = run_info["train_config"]
-    data = run_info.get("data") or {}
-    return {**{k: train.get(k) for k in SCALE_FIELDS},
-            "epochs_completed": run_info.get("epochs_completed"),
-            "data_samples": data.get("n_samples"), "data_grid": data.get("grid")}
+    config = record.config
+    data = record.data or DataRecord()
+    return {**{k: getattr(config, k) for k in SCALE_FIELDS},
+            "epochs_completed": record.epochs_completed,
+            "data_samples": data.n_samples,
+            "data_grid": None if data.grid is None else list(data.grid)}
 
 
-def scale_shortfalls(run_info: dict[str, Any], claimed: dict[str, Any]) -> list[str]:
+def scale_shortfalls(record: RunRecord, claimed: dict[str, Any]) -> list[str]:
     """Where a run falls short of the ``claimed`` scale (settings of :data:`SCALE_FIELDS`):
     fewer epochs or samples, or another grid; empty when it has that scale (more epochs, as
     in a longer recipe, is that scale too)."""
-    scale = run_scale(run_info)
+    scale = run_scale(record)
     short = []
     for key in SCALE_FIELDS:
         want, got = claimed[key], scale[key]
@@ -220,9 +164,8 @@ def upgrade_legacy(entry: dict[str, Any], data_dir: Path | None) -> dict[str, An
     out["model_config"] = PRESETS[entry["preset"]].to_dict()
     out["training_code"] = {"commit": None, "dirty": None,
                             "note": "not recorded (the run predates run.json's code commit)"}
-    info = {"preset": entry["preset"], "model_config": out["model_config"],
-            "train_config": entry["train_config"]}
-    model_changes, train_changes = changes(info)
+    model_changes, train_changes = changes(entry["preset"], out["model_config"],
+                                           entry["train_config"])
     data_path = Path(out["data"]["path"])
     out["model_changes"], out["train_changes"] = model_changes, train_changes
     reproduce = ["python", "benchmarks/reproduce_paper.py", "--preset", entry["preset"],
@@ -237,8 +180,8 @@ def upgrade_legacy(entry: dict[str, Any], data_dir: Path | None) -> dict[str, An
         reproduce += ["--noise", str(entry["train_config"]["noise"])]
     out["commands"] = {
         "reproduce": " ".join(shlex.quote(p) for p in reproduce),
-        "train": train_command(info, data_path, Path(entry["run_dir"]), model_changes,
-                               train_changes),
+        "train": train_command(entry["preset"], data_path, Path(entry["run_dir"]),
+                               model_changes, train_changes),
         "evaluate": [f"neuralop-fem evaluate {shlex.quote(entry['run_dir'])} --data "
                      f"{shlex.quote(str(data_path))} --resolution {n}" for n in entry["errors"]],
     }

@@ -1,125 +1,59 @@
 """The model zoo: trained surrogates shipped with the package, each with its model card.
 
-Each entry is a directory ``entries/NAME/`` of package data, a minimal run directory:
-
-``run.json``
-    the training run's record (:mod:`neuralop_fem.training.checkpoint`), its data path
-    removed (the card identifies the data by its generate command and checksum);
-``weights.safetensors``
-    the selected model: weights and normaliser buffers only, in the safetensors format (no
-    pickle, no code; :mod:`.weights`);
-``card.json`` and ``card.md``
-    the model card (:mod:`.card`): how to regenerate the data and retrain, the commit, the
-    test errors per sample at each evaluated resolution, hardware and training time, size and
-    the fair verdict when one was measured.
-
-``zoo:NAME`` is accepted wherever a run directory is (:func:`resolve_run_dir`;
-``Surrogate.load``, ``evaluate_run``, ``compare_run``, ``neuralop-fem evaluate/compare``);
-``Surrogate.pretrained(NAME)`` loads one. Entries are added with ``neuralop-fem zoo add``
-(:func:`.pack.add_to_zoo`). This module imports neither torch nor numpy.
+This package owns the zoo's entries and what is written about them: packing a finished run
+into an entry (:mod:`.pack`, ``neuralop-fem zoo add``), its model card (:mod:`.card`: how to
+regenerate the data and retrain, the commit, the test errors per sample at each evaluated
+resolution, hardware and training time, size and the fair verdict when one was measured) and
+reading a card back (:func:`read_card`). An entry ``entries/NAME/`` is a minimal run
+directory: ``run.json`` (the run's record, :class:`~neuralop_fem.runs.RunRecord`, its data path
+removed: the card identifies the data by its generate command and checksum), the selected
+model as ``weights.safetensors`` (weights and normaliser buffers only, no pickle, no code:
+:mod:`neuralop_fem.runs.weights`), and ``card.json`` with ``card.md``. Where the entries are
+and how ``zoo:NAME`` resolves to one wherever a run directory is accepted
+(``Surrogate.load``, ``evaluate_run``, ``compare_run``, ``neuralop-fem evaluate/compare``) is
+the run record's (:mod:`neuralop_fem.runs.zoo_entries`), re-exported here;
+``Surrogate.pretrained(NAME)`` loads an entry. The zoo reads runs through the run record and
+shares the commands that rerun them with the reproduction
+(:mod:`neuralop_fem.runs.rerun_commands`); it does not import :mod:`neuralop_fem.reproduce`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..runs.zoo_entries import (
+    CARD,
+    CARD_MD,
+    ENTRIES,
+    PLANNED,
+    PREFIX,
+    WEIGHTS,
+    available,
+    entry_dir,
+    is_entry,
+    planned_missing,
+    read_entry_card,
+    resolve_run_dir,
+)
 
-__all__ = ["CARD", "ENTRIES", "PLANNED", "PREFIX", "WEIGHTS", "available", "entry_dir",
-           "is_entry", "planned_missing", "read_card", "read_entry_card", "resolve_run_dir"]
-
-#: The directory of the packaged entries.
-ENTRIES = Path(__file__).resolve().parent / "entries"
-#: What names a zoo model where a run directory is expected: ``zoo:NAME``.
-PREFIX = "zoo:"
-#: File names of an entry.
-WEIGHTS, CARD, CARD_MD, RUN_JSON = "weights.safetensors", "card.json", "card.md", "run.json"
-#: The models the zoo is to hold (``scripts/train_zoo.sh`` trains them); a version ships those
-#: whose training has finished.
-PLANNED = ("burgers-galerkin", "burgers-fourier", "burgers-fno", "darcy-galerkin", "darcy-fno",
-           "darcy-inverse-galerkin")
-
-
-def available(root: str | os.PathLike[str] | None = None) -> list[str]:
-    """Names of the zoo's models (directories of ``root`` holding a card), sorted."""
-    base = ENTRIES if root is None else Path(root)
-    if not base.is_dir():
-        return []
-    return sorted(p.name for p in base.iterdir() if (p / CARD).is_file())
+__all__ = ["CARD", "CARD_MD", "ENTRIES", "PLANNED", "PREFIX", "WEIGHTS", "available",
+           "entry_dir", "is_entry", "planned_missing", "read_card", "read_entry_card",
+           "resolve_run_dir"]
 
 
-def planned_missing(root: str | os.PathLike[str] | None = None) -> list[str]:
-    """The :data:`PLANNED` models this installation does not hold (their training is pending)."""
-    names = set(available(root))
-    return [name for name in PLANNED if name not in names]
-
-
-def entry_dir(name: str, root: str | os.PathLike[str] | None = None) -> Path:
-    """The directory of the zoo model ``name``.
+def read_card(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The model card (``card.json``) of the zoo model ``name``.
 
     Raises
     ------
     InputError
-        For an unknown name: one line listing the available models; a planned model that this
-        version does not ship yet is named as such.
+        For an unknown name (listing the available models), or a card that is not the card of
+        ``name``.
     """
-    names = available(root)
-    if name not in names:
-        listed = ", ".join(names) if names else "none (the zoo is empty)"
-        if name in PLANNED:
-            msg = (f"zoo model {name!r} is planned but not in this version (its training is "
-                   f"pending; scripts/train_zoo.sh trains it); available: {listed}.")
-        else:
-            msg = f"unknown zoo model {name!r}; available: {listed}."
-        raise InputError(msg)
-    return (ENTRIES if root is None else Path(root)) / name
-
-
-def resolve_run_dir(run_dir: str | os.PathLike[str]) -> Path:
-    """``zoo:NAME`` -> the zoo entry's directory; any other value -> ``Path(run_dir)``.
-
-    The one place where a run directory argument is resolved (the trainer's
-    ``load_trained``, ``Surrogate.load``, ``evaluate_run``, ``compare_run`` and the command
-    line's RUN_DIR arguments call it).
-
-    >>> resolve_run_dir("runs/gt").as_posix()
-    'runs/gt'
-    """
-    text = os.fspath(run_dir)
-    if isinstance(text, str) and text.startswith(PREFIX):
-        return entry_dir(text[len(PREFIX):])
-    return Path(text)
-
-
-def is_entry(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a directory of the packaged zoo."""
-    return Path(path).resolve().parent == ENTRIES
-
-
-def read_card(name: str, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """The model card (``card.json``) of the zoo model ``name``."""
     card = read_entry_card(entry_dir(name, root))
     if card is None or card.get("name") != name:
         msg = f"{entry_dir(name, root) / CARD}: must be the model card of {name!r}; damaged."
-        raise InputError(msg)
-    return card
-
-
-def read_entry_card(directory: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The ``card.json`` of a zoo entry directory; None for a directory without one (a run)."""
-    path = Path(directory) / CARD
-    if not path.is_file():
-        return None
-    try:
-        with path.open(encoding="utf-8") as fh:
-            card = json.load(fh)
-    except (OSError, ValueError) as exc:
-        msg = f"{path}: must be a model card (JSON); it is damaged ({exc})."
-        raise InputError(msg) from None
-    if not isinstance(card, dict):
-        msg = f"{path}: must be a model card (a JSON object); got {type(card).__name__}."
         raise InputError(msg)
     return card

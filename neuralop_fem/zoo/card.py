@@ -24,27 +24,33 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..runs import RunRecord, rerun_commands
+from ..runs.train_config import recorded_float32_parts
+
 __all__ = ["CARD_FORMAT", "generate_command", "render_markdown", "summary_row",
            "train_command"]
 
 CARD_FORMAT = "neuralop_fem.zoo.card/1"
+
+
 def generate_command(settings: Mapping[str, Any], n_samples: int, out: str) -> str:
     """The ``neuralop-fem generate`` command that regenerates a file of ``n_samples`` samples
-    with these generation ``settings`` (a dataset's recorded ``settings``; the reproduction
-    records' :func:`~neuralop_fem.reproduce.rows.generate_command`)."""
-    from ..reproduce.rows import generate_command as command
+    with these generation ``settings`` (a dataset's recorded ``settings``; the command of the
+    reproduction rows, :func:`~neuralop_fem.runs.rerun_commands.generate_command`)."""
+    return str(rerun_commands.generate_command(str(settings["problem"]), n_samples,
+                                               dict(settings), Path(out)))
 
-    return str(command(str(settings["problem"]), n_samples, dict(settings), Path(out)))
 
-
-def train_command(info: Mapping[str, Any], data: str, out: str) -> str:
-    """The ``neuralop-fem train`` command with a run's settings (``info``: its run.json):
+def train_command(record: RunRecord, data: str, out: str) -> str:
+    """The ``neuralop-fem train`` command with a run's settings (``record``: its run.json):
     every model and training setting that differs from its preset, as an option or ``--set``
-    (:func:`~neuralop_fem.reproduce.rows.train_command`)."""
-    from ..reproduce.rows import changes
-    from ..reproduce.rows import train_command as command
-
-    return command(dict(info), Path(data), Path(out), *changes(dict(info)))
+    (the command of the reproduction rows,
+    :func:`~neuralop_fem.runs.rerun_commands.train_command`)."""
+    preset = str(record.preset)
+    model_changes, train_changes = rerun_commands.changes(preset, record.model_config or {},
+                                                          record.train_setting)
+    return rerun_commands.train_command(preset, Path(data), Path(out), model_changes,
+                                        train_changes)
 
 
 def _e(value: object) -> str:
@@ -80,8 +86,6 @@ def _precision(training: Mapping[str, Any]) -> str:
     >>> _precision({"amp": "bf16", "precision": {"amp": "bf16"}})
     'bfloat16 autocast; output layer in float32'
     """
-    from ..training.config import recorded_float32_parts
-
     parts = recorded_float32_parts(training.get("amp"), training.get("precision"))
     return "float32" if parts is None else f"bfloat16 autocast; {', '.join(parts)} in float32"
 

@@ -7,17 +7,28 @@ resolution, and its weights (safetensors), its run record and its model card are
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from solvers.problems import get_problem
+
+from .._version import __version__
+from ..data import load_dataset
+from ..data.provenance import generation_settings, variables_checksum
 from ..errors import ConfigError, RunDirectoryError
-from . import CARD, CARD_MD, ENTRIES, RUN_JSON, WEIGHTS
+from ..evaluation import evaluate_run
+from ..files import write_text_atomic
+from ..runs import DataRecord, RunDir, RunRecord, Splits, write_json
+from ..runs.weights import file_sha256, save_weights
+from ..training.checkpoint import load_run, operator_payload
+from . import CARD, CARD_MD, ENTRIES, WEIGHTS, entry_dir, read_entry_card
 from .card import CARD_FORMAT, generate_command, render_markdown, train_command
 
 __all__ = ["add_to_zoo", "read_verdict", "replace_verdict"]
@@ -39,36 +50,35 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _data_record(data: Path, info: dict[str, Any]) -> dict[str, Any]:
+def _data_record(data: Path, record: RunRecord) -> dict[str, Any]:
     """Seed, size, grid, settings, checksum and generate command of the training file, which
-    must be the file the run recorded (same generation settings and sample count); the values
-    are those of the reproduction records' :func:`~neuralop_fem.reproduce.rows.dataset_record`."""
-    from ..data import load_dataset
-    from ..data.provenance import generation_settings
-    from ..reproduce.rows import dataset_record
-
-    recorded = info.get("data") or {}
+    must be the file the run recorded (same generation settings and sample count); the
+    checksum is the one the reproduction rows record
+    (:func:`~neuralop_fem.data.provenance.variables_checksum` of the problem's fields)."""
+    recorded = record.data or DataRecord()
     with load_dataset(data) as ds:  # the cheap checks before the pass over the values
-        record = generation_settings(ds.attrs, source=str(data))
+        generated = generation_settings(ds.attrs, source=str(data))
         n_samples = int(ds.sizes["sample"])
-    if record is None:
-        msg = (f"`data` must be a file written by `neuralop-fem generate` (the card says how "
-               f"to regenerate it); {data} records no generation settings.")
-        raise ConfigError(msg)
-    theirs = generation_settings({"config_json": recorded.get("config_json")},
-                                 source="run.json") if recorded.get("config_json") else None
-    if (theirs is not None and theirs.get("settings") != record["settings"]) or \
-            recorded.get("n_samples", n_samples) != n_samples:
-        msg = (f"`data` must be the run's training file ({recorded.get('n_samples')} "
-               f"samples, the generation settings of run.json); {data} holds other data.")
-        raise ConfigError(msg)
-    full = dataset_record(data)
-    settings = record["settings"]
+        if generated is None:
+            msg = (f"`data` must be a file written by `neuralop-fem generate` (the card says "
+                   f"how to regenerate it); {data} records no generation settings.")
+            raise ConfigError(msg)
+        theirs = generation_settings(recorded.settings_attrs, source="run.json") \
+            if recorded.config_json else None
+        if (theirs is not None and theirs.get("settings") != generated["settings"]) or \
+                (recorded.n_samples is not None and recorded.n_samples != n_samples):
+            msg = (f"`data` must be the run's training file ({recorded.n_samples} "
+                   f"samples, the generation settings of run.json); {data} holds other data.")
+            raise ConfigError(msg)
+        problem = str(ds.attrs.get("problem"))
+        entry = get_problem(problem)
+        names = [entry.input_name, entry.output_name]
+        checksum = variables_checksum(ds, names)
+    settings = generated["settings"]
     return {
-        "file_name": data.name, "problem": full["problem"], "n_samples": n_samples,
+        "file_name": data.name, "problem": problem, "n_samples": n_samples,
         "resolution": int(settings["resolution"]), "dataset_seed": int(settings["dataset_seed"]),
-        "settings": settings, "checksum_variables": full["checksum_variables"],
-        "checksum": full["checksum"],
+        "settings": settings, "checksum_variables": names, "checksum": checksum,
         "generate_command": generate_command(settings, n_samples, data.name),
     }
 
@@ -100,25 +110,21 @@ def read_verdict(report: str | os.PathLike[str], run_dir: Path) -> dict[str, Any
     return out
 
 
-def _summary(info: dict[str, Any], data: dict[str, Any]) -> str:
-    from solvers.problems import get_problem
-
-    problem = get_problem(str(info["task"]))
+def _summary(record: RunRecord, data: dict[str, Any]) -> str:
+    problem = get_problem(str(record.task))
     physics = [f"{k} = {data['settings'][k]:.6g}" for k in problem.physics
                if isinstance(data["settings"].get(k), int | float)]
-    noise = (info.get("train_config") or {}).get("noise") or 0
+    noise = record.config.noise or 0
     extra = [f"input noise {noise:g}"] if problem.inverse and noise else []
-    grid = info["resolution"]
-    out = info.get("output_resolution") or grid
+    grid = record.resolution
+    out = record.out_resolution
     where = f"n = {grid}" if out == grid else f"n = {grid} -> {out}"
-    return (f"`{info['preset']}` surrogate of {problem.summary.rstrip('.')} "
+    return (f"`{record.preset}` surrogate of {problem.summary.rstrip('.')} "
             f"({', '.join([*physics, *extra])}), trained at {where}.")
 
 
 def _evaluations(run_dir: Path, data: Path, resolutions: Sequence[int],
                  device: str | None) -> list[dict[str, Any]]:
-    from ..evaluation import evaluate_run
-
     out = []
     for n in resolutions:
         result = evaluate_run(run_dir, data, resolution=int(n), indices="test", device=device)
@@ -175,11 +181,6 @@ def add_to_zoo(
     RunDirectoryError
         A missing or damaged run file.
     """
-    from ..files import write_text_atomic
-    from ..training.checkpoint import load_trained, operator_payload, write_json
-    from ..training.run_info import read_run_info
-    from .weights import save_weights
-
     name = _check_name(name)
     base = ENTRIES if root is None else Path(root)
     target = base / name
@@ -188,29 +189,34 @@ def add_to_zoo(
                "to replace it.")
         raise ConfigError(msg)
     run_dir, data = Path(run_dir), Path(data)
-    info = read_run_info(run_dir)
-    if info.get("status") != "finished":
-        msg = (f"`run_dir` must hold a finished run; {run_dir / 'run.json'} has status "
-               f"{info.get('status')!r} (finish it by running the same train command again).")
+    run = RunDir(run_dir)
+    record = run.read()
+    if record.status != "finished":
+        msg = (f"`run_dir` must hold a finished run; {run.run_json} has status "
+               f"{record.status!r} (finish it by running the same train command again).")
         raise ConfigError(msg)
-    for key in ("preset", "task", "resolution", "splits", "train_config", "model_config"):
-        if info.get(key) is None:
-            msg = f"{run_dir / 'run.json'}: field `{key}` is missing; cannot describe the model."
+    described = (("preset", record.preset), ("task", record.task),
+                 ("resolution", record.resolution), ("splits", record.splits),
+                 ("train_config", record.train_config), ("model_config", record.model_config))
+    for key, value in described:
+        if value is None:
+            msg = f"{run.run_json}: field `{key}` is missing; cannot describe the model."
             raise RunDirectoryError(msg)
-    data_record = _data_record(data, info)
-    n_list = [int(info["resolution"])] if not resolutions else [int(n) for n in resolutions]
+    data_record = _data_record(data, record)
+    n_list = [int(record.resolution)] if not resolutions else [int(n) for n in resolutions]
     errors = _evaluations(run_dir, data, n_list, device)
     verdict = None if report is None else read_verdict(report, run_dir)
-    operator, _ = load_trained(run_dir)
+    operator, _ = load_run(run)
 
     base.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=base))
     try:
         save_weights(operator_payload(operator), tmp / WEIGHTS)
-        record = {**info, "data": {**(info.get("data") or {}), "path": None,
-                                   "file_name": data_record["file_name"]}}
-        write_json(record, tmp / RUN_JSON)
-        card = _card(name, info, data_record, errors, verdict, tmp / WEIGHTS)
+        trained = record.data or DataRecord()
+        packed = dataclasses.replace(trained, path=None, file_name=data_record["file_name"],
+                                     nulls=trained.nulls | {"path"})
+        RunDir(tmp).write(record.replace(data=packed))
+        card = _card(name, record, data_record, errors, verdict, tmp / WEIGHTS)
         write_json(card, tmp / CARD)
         outside = None if base.resolve() == ENTRIES else str(base.resolve())
         write_text_atomic(tmp / CARD_MD, render_markdown(card, zoo_dir=outside))
@@ -226,42 +232,45 @@ def add_to_zoo(
     return target
 
 
-def _card(name: str, info: dict[str, Any], data: dict[str, Any], errors: list[dict[str, Any]],
+def _card(name: str, record: RunRecord, data: dict[str, Any], errors: list[dict[str, Any]],
           verdict: dict[str, Any] | None, weights: Path) -> dict[str, Any]:
-    from .. import __version__
-    from .weights import file_sha256
-
-    train = info["train_config"]
+    splits = record.splits or Splits()
     return {
         "format": CARD_FORMAT,
         "name": name,
-        "summary": _summary(info, data),
-        "problem": info["task"],
-        "preset": info["preset"],
-        "model_family": info.get("model_family"),
-        "n_parameters": int(info.get("n_parameters") or 0),
+        "summary": _summary(record, data),
+        "problem": record.task,
+        "preset": record.preset,
+        "model_family": record.model_family,
+        "n_parameters": int(record.n_parameters or 0),
         "weights": {"file": WEIGHTS, "format": "safetensors", "bytes": weights.stat().st_size,
                     "sha256": file_sha256(weights)},
         "data": data,
-        "train_command": train_command(info, data["file_name"], f"runs/{name}"),
-        "code": info.get("code"),
-        "code_history": info.get("code_history"),
+        "train_command": train_command(record, data["file_name"], f"runs/{name}"),
+        "code": _plain(record.code),
+        "code_history": None if record.code_history is None else
+        [dict(entry) for entry in record.code_history],
         "training": {
-            "resolution": int(info["resolution"]),
-            "output_resolution": int(info.get("output_resolution") or info["resolution"]),
-            "epochs": int(train["epochs"]), "epochs_completed": info.get("epochs_completed"),
-            "best_epoch": info.get("best_epoch"), "best_val_rel_l2": info.get("best_val_rel_l2"),
-            "test_rel_l2_best": info.get("test_rel_l2_best"),
-            "wall_time_s": info.get("wall_time_s"), "device": info.get("device"),
-            "amp": train.get("amp", "none"), "precision": info.get("precision"),
-            "rollbacks": list(info.get("rollbacks") or []),
-            "hardware": info.get("hardware"), "versions": info.get("versions"),
-            "split_sizes": {k: len(v) for k, v in info["splits"].items()},
+            "resolution": int(record.resolution or 0),
+            "output_resolution": int(record.out_resolution or 0),
+            "epochs": int(record.config.epochs), "epochs_completed": record.epochs_completed,
+            "best_epoch": record.best_epoch, "best_val_rel_l2": record.best_val_rel_l2,
+            "test_rel_l2_best": record.test_rel_l2_best,
+            "wall_time_s": record.wall_time_s, "device": record.device,
+            "amp": record.trained_config.amp, "precision": _plain(record.precision),
+            "rollbacks": [dict(r) for r in record.rollbacks or ()],
+            "hardware": _plain(record.hardware), "versions": _plain(record.versions),
+            "split_sizes": splits.sizes(),
         },
-        "test": {"indices": list(info["splits"]["test"]), "errors": errors},
+        "test": {"indices": list(splits.test), "errors": errors},
         "fair_verdict": verdict,
         "packed": {"neuralop_fem_version": __version__},
     }
+
+
+def _plain(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A mapping of the run record as a plain dict (None stays None)."""
+    return None if value is None else dict(value)
 
 
 def replace_verdict(name: str, report: str | os.PathLike[str],
@@ -276,10 +285,6 @@ def replace_verdict(name: str, report: str | os.PathLike[str],
     ConfigError
         An unknown name, or a report that is not a comparison of this entry with a verdict.
     """
-    from ..files import write_text_atomic
-    from ..training.checkpoint import write_json
-    from . import entry_dir, read_entry_card
-
     target = entry_dir(_check_name(name), root)
     card = read_entry_card(target)
     if card is None:

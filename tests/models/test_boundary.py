@@ -9,9 +9,9 @@ import torch
 from neuralop_fem.errors import RunDirectoryError
 from neuralop_fem.models import NormalizedOperator, build_model
 from neuralop_fem.models.wrapper import dirichlet_edges_of, pin_edges
+from neuralop_fem.runs.weights import read_payload, save_weights
 from neuralop_fem.training.amp import AmpForward
 from neuralop_fem.training.checkpoint import build_operator, operator_payload
-from neuralop_fem.zoo.weights import read_payload, save_weights
 from solvers.errors import InputError
 
 EDGES = [(True, True), (True, False), (False, True), (False, False)]

@@ -1,6 +1,7 @@
 """``neuralop-fem reproduce`` as a reader meets it: rows only of finished runs on their own data,
-user errors as one line on stderr (the benchmark scripts share ``reproduce.script_runner.run_script``),
-and ``benchmarks/reproduce_paper.py``, the earlier command line, still taking its options."""
+user errors as one line on stderr (the benchmark scripts share
+``reproduce.script_runner.run_script``), and ``benchmarks/reproduce_paper.py``, the earlier
+command line, still taking its options."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from neuralop_fem.reproduce.rows import (
     run_tag,
     scale_shortfalls,
 )
+from neuralop_fem.runs import RunDir, RunRecord
 from tests._surrogate_fixtures import tiny_burgers_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,10 +53,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def _info(run: Path) -> dict:
-    from neuralop_fem.training import read_run_info
-
-    return read_run_info(run)
+def _info(run: Path) -> RunRecord:
+    return RunDir(run).read()
 
 
 def test_a_finished_run_on_regenerated_data_is_recordable(files: dict[str, Path]) -> None:
@@ -126,7 +126,7 @@ def test_a_finished_run_is_recorded_and_its_tables_rewritten(files: dict[str, Pa
     assert list(row["errors"]) == ["32"]  # the quick grids reach no further than the data
     assert row["commands"]["train"].startswith("neuralop-fem train --data")
     assert row["recorded_by"]["hardware"]["cpu"]
-    commit = _info(files["finished"])["code"]["commit"]
+    commit = (_info(files["finished"]).code or {}).get("commit")
     assert row["training_code"]["history"] == [{"commit": commit, "dirty": row["training_code"][
         "dirty"], "from_epoch": 1}]  # every commit the run trained under
     table = rows.with_suffix(".md").read_text()
@@ -221,14 +221,15 @@ def test_a_row_states_the_scale_its_run_had() -> None:
                              "resolution": 512},
             "epochs_completed": 100, "data": {"n_samples": 1224, "grid": [8192]}}
     paper = dict(info["train_config"])
-    assert scale_shortfalls(info, paper) == []
-    assert run_scale(info)["data_samples"] == 1224
+    assert scale_shortfalls(RunRecord.from_dict(info), paper) == []
+    assert run_scale(RunRecord.from_dict(info))["data_samples"] == 1224
     longer = {**info, "train_config": {**info["train_config"], "epochs": 300},
               "epochs_completed": 300}
-    assert scale_shortfalls(longer, paper) == []  # a longer recipe has the paper's scale
+    # a longer recipe has the paper's scale
+    assert scale_shortfalls(RunRecord.from_dict(longer), paper) == []
     small = {**info, "train_config": {**info["train_config"], "epochs": 1, "n_train": 8,
                                       "resolution": 64}, "epochs_completed": 1}
-    assert scale_shortfalls(small, paper) == [
+    assert scale_shortfalls(RunRecord.from_dict(small), paper) == [
         "epochs 1 (< 100)", "n_train 8 (< 1000)", "resolution 64 (not 512)",
         "epochs_completed 1 (< 100)"]
 
