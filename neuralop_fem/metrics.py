@@ -47,6 +47,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from solvers.darcy import energy_norm
+
 from .errors import ShapeError
 
 __all__ = [
@@ -156,8 +158,6 @@ def energy_norm_error(a: ArrayLike, pred: ArrayLike, ref: ArrayLike) -> NDArray[
     -------
     (n_samples,) float64 array ``||pred - ref||_a / ||ref||_a`` (NaN where ``||ref||_a = 0``).
     """
-    from solvers.darcy import energy_norm
-
     p, r = _pair(pred, ref)
     num = energy_norm(a, p - r) ** 2
     den = energy_norm(a, r) ** 2

@@ -21,17 +21,13 @@ Models built in code (:func:`~neuralop_fem.models.build_model`) are not limited.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 
 from solvers.checks import is_int
 
 from ..errors import ConfigError
 from ._grid import coarse_size, middle_size
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .presets import ModelConfig
+from .presets import MODEL_FAMILIES, ModelConfig
 
 __all__ = [
     "MAX_ACTIVATION_BYTES",
@@ -92,8 +88,6 @@ def parameter_lower_bound(config: ModelConfig) -> int:
 
 def count_parameters(config: ModelConfig) -> int:
     """Exact parameter count of ``config``'s model, built on the ``meta`` device (no memory)."""
-    from .presets import MODEL_FAMILIES
-
     with torch.device("meta"):
         model = MODEL_FAMILIES[config.family][1](config)
     return sum(p.numel() for p in model.parameters())

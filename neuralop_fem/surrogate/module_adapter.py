@@ -23,6 +23,7 @@ import torch
 
 from solvers.problems import get_problem
 
+from ..data.provenance import dataset_provenance
 from ..errors import InputError, ShapeError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -152,8 +153,6 @@ def surrogate_from_module(cls: type[_S], module: torch.nn.Module, *, problem: st
     name, device, batch_size, ood_reference
         As for the :class:`~neuralop_fem.surrogate.Surrogate` constructor.
     """
-    from ..data.provenance import dataset_provenance
-
     adapter = ModuleAdapter(module, layout=layout, problem=problem,
                             with_coordinates=with_coordinates)
     info = {} if dataset is None else {"data": dataset_provenance(dataset, None)}
