@@ -1,6 +1,11 @@
-"""Datasets: the netCDF schema, saving and loading, legacy .mat import, torch datasets.
+"""Datasets: this package owns the dataset file and everything that makes, reads or checks one.
 
-See ``docs/data_format.md`` for the file format. The torch-based names
+That is the netCDF schema (:mod:`.names`, :mod:`.schema`, :mod:`.validation`), saving and
+loading (:mod:`.io`), the provenance record of a file (:mod:`.provenance`), generation with the
+bundled solvers (:mod:`.generation`), the legacy ``.mat`` import (:mod:`.matlab`), other
+tools' files both ways (:mod:`.peers`), a dataset's grid and its subsampling, the
+out-of-distribution statistics (:mod:`.ood`) and the torch datasets and normalisers that feed
+training. See ``docs/data_format.md`` for the file format. The torch-based names
 (:class:`BurgersDataset`, :class:`DarcyDataset`, :class:`DarcyInverseDataset`,
 :class:`UnitGaussianNormalizer`) are imported on first use, so the netCDF layer (and the
 ``info``/``import-mat``/``generate`` commands and generation workers) does not import torch.

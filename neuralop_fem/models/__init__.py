@@ -1,15 +1,18 @@
 """Operator learners: Galerkin / Fourier Transformers (Cao 2021) and FNO / AFNO baselines.
 
-Models take the input function on the uniform grid, (batch, n, channels) in 1D and
-(batch, n, n, channels) in 2D, and return (batch, n[, n], out_channels); grid
-coordinates are derived inside from the shape. Build them by name::
+This package owns the networks, their frozen configs, the registry of model families and
+presets (:func:`register_model`), the size limits a config must respect (``size``) and the
+model file (``io``); it knows nothing of datasets, runs or training. Models take the input
+function on the uniform grid, (batch, n, channels) in 1D and (batch, n, n, channels) in 2D,
+and return (batch, n[, n], out_channels); grid coordinates are derived inside from the shape.
+Build them by name::
 
     from neuralop_fem.models import PRESETS, build_model
     model = build_model("darcy-galerkin", encoder_dropout=0.0)
 
 Modules: ``config`` (frozen configs), ``attention``, ``afno``, ``encoder``, ``spectral``,
-``sampling`` (CiNN), ``decoders``, ``transformer``, ``fno``, ``presets``, ``wrapper``
-(normalisers + Dirichlet boundary), ``io`` (save / load).
+``sampling`` (CiNN), ``decoders``, ``transformer``, ``fno``, ``presets`` (the registry),
+``size``, ``wrapper`` (normalisers + Dirichlet boundary), ``io`` (save / load).
 """
 
 from __future__ import annotations
