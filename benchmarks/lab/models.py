@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,10 @@ from .timing import (
 __all__ = ["NOTE", "REFERENCE", "cpu", "fourier_scale", "hardware_block", "markdown_cpu",
            "markdown_fourier_scale", "markdown_scaling", "markdown_versus_reference",
            "run_case", "run_in_subprocess", "scaling", "versus_reference"]
+
+#: The repository root, where a fresh process finds the lab (``python -c`` puts its working
+#: directory on the path).
+ROOT = Path(__file__).resolve().parents[2]
 
 #: The reference code's figures (Cao 2021's benchmark protocol, docs/models.md): torch 2.13
 #: CPU, 2-vCPU shared box, 1 thread, keyed by (preset, n, batch).
@@ -196,7 +201,7 @@ def run_in_subprocess(case: dict[str, Any]) -> dict[str, Any]:
     """:func:`run_case` in a fresh Python process (its own peak memory)."""
     code = ("import json, sys\nfrom benchmarks.lab.models import run_case\n"
             "print(json.dumps(run_case(json.loads(sys.argv[1]))))")
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(case)],
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(case)], cwd=ROOT,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
