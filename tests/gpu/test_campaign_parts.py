@@ -4,6 +4,7 @@ command and the driver's one-line errors."""
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -90,6 +91,25 @@ def test_driver_reports_a_missing_wheel_folder_in_one_line(tmp_path):
     assert "fetch_wheels.sh" in proc.stderr
     assert "run the prepare stage with it first on the same warm machine" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_after_the_install_the_command_starts_again_as_it_was_run(tmp_path, monkeypatch):
+    """The command starts again with the installed packages and the checkout on the path, with
+    the interpreter's own arguments: ``python -m benchmarks.gpu.campaign`` stays a module run
+    (its file run as a script would not find the lab)."""
+    started = []
+    monkeypatch.delenv("NEURALOP_FEM_CAMPAIGN_SITE", raising=False)
+    monkeypatch.setattr(machine, "missing_modules", lambda: ["skfem"])
+    monkeypatch.setattr(machine, "install_wheels", lambda wheels, site: "pip install ...")
+    monkeypatch.setattr(machine.os, "execve", lambda *call: started.append(call))
+    monkeypatch.setattr(machine.sys, "orig_argv",
+                        ["python3", "-m", "benchmarks.gpu.campaign", "darcy", "--out", "o"])
+    machine.ensure_packages(tmp_path / "wheels", tmp_path / "work")
+    ((executable, argv, env),) = started
+    assert argv == [sys.executable, "-m", "benchmarks.gpu.campaign", "darcy", "--out", "o"]
+    assert env["PYTHONPATH"].split(os.pathsep)[:2] == [str(tmp_path / "work" / "site"),
+                                                       str(ROOT)]
+    assert env["NEURALOP_FEM_CAMPAIGN_SITE"] == "pip install ..."
 
 
 def test_a_stage_clears_only_its_own_outputs(tmp_path):
