@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..runs import RunRecord, migrate
 from ..safe_documents import read_document
 from ..safe_text import clipped_repr, printable
 
@@ -46,7 +47,7 @@ KEYS = {
     "train_config": "a mapping of TrainConfig fields",
     "model_config": "a mapping of the model config's fields",
 }
-#: The ``format`` of a ``run.json`` (its other keys are results, ignored here).
+#: The key that marks a ``run.json`` (read as a :class:`~neuralop_fem.runs.RunRecord`).
 _RUN_JSON_KEY = "format"
 
 
@@ -73,7 +74,7 @@ def format_of(path: Path) -> str:
 
 
 def _path(value: object, key: str, source: str) -> Path:
-    if isinstance(value, dict) and key == "data":  # run.json's provenance record
+    if isinstance(value, dict) and key == "data":  # a run.json's `data` record, copied
         value = value.get("path")
     if not isinstance(value, str) or not value:
         msg = f"{source}: `{key}` must be {KEYS[key]}; got {clipped_repr(value)}."
@@ -109,29 +110,43 @@ def read_config(path: Path) -> FileConfig:
     if not isinstance(doc, dict):
         msg = f"{source}: must hold a mapping of {', '.join(KEYS)}; got {type(doc).__name__}."
         raise ConfigError(msg)
-    run_json = _RUN_JSON_KEY in doc
-    if not run_json:
-        unknown = sorted(str(k) for k in doc if k not in KEYS)
-        if unknown:
-            msg = (f"{source}: unknown key(s) {clipped_repr(unknown)}; valid keys: "
-                   f"{', '.join(KEYS)} "
-                   "(or a run.json as written by a training run).")
-            raise ConfigError(msg)
-    preset = doc.get("preset")
-    if preset is not None and not isinstance(preset, str):
-        msg = f"{source}: `preset` must be {KEYS['preset']}; got {clipped_repr(preset)}."
+    if _RUN_JSON_KEY in doc:
+        return _from_run_record(RunRecord.from_dict(migrate(doc)), source)
+    unknown = sorted(str(k) for k in doc if k not in KEYS)
+    if unknown:
+        msg = (f"{source}: unknown key(s) {clipped_repr(unknown)}; valid keys: "
+               f"{', '.join(KEYS)} "
+               "(or a run.json as written by a training run).")
         raise ConfigError(msg)
-    log = None if run_json else doc.get("log")
+    log = doc.get("log")
     if log is not None and not isinstance(log, str):
         msg = f"{source}: `log` must be {KEYS['log']}; got {clipped_repr(log)}."
         raise ConfigError(msg)
     return FileConfig(
-        preset=preset,
+        preset=_preset(doc.get("preset"), source),
         data=None if doc.get("data") is None else _path(doc["data"], "data", source),
-        out=None if run_json or doc.get("out") is None else _path(doc["out"], "out", source),
+        out=None if doc.get("out") is None else _path(doc["out"], "out", source),
         log=log,
         train_config=_mapping(doc.get("train_config"), "train_config", source),
         model_config=_mapping(doc.get("model_config"), "model_config", source),
+    )
+
+
+def _preset(value: object, source: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        msg = f"{source}: `preset` must be {KEYS['preset']}; got {clipped_repr(value)}."
+        raise ConfigError(msg)
+    return value
+
+
+def _from_run_record(record: RunRecord, source: str) -> FileConfig:
+    """The settings of a training run's record: its preset, data path, model and training
+    configurations (its results, output directory and log are not settings to repeat)."""
+    return FileConfig(
+        preset=_preset(record.preset, source),
+        data=None if record.data_path is None else _path(record.data_path, "data", source),
+        train_config=_mapping(record.train_config, "train_config", source),
+        model_config=_mapping(record.model_config, "model_config", source),
     )
 
 
