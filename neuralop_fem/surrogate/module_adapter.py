@@ -25,6 +25,7 @@ from solvers.problems import get_problem
 
 from ..data.provenance import dataset_provenance
 from ..errors import InputError, ShapeError
+from ..runs import DataRecord, RunRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.ood import OODReference
@@ -155,7 +156,8 @@ def surrogate_from_module(cls: type[_S], module: torch.nn.Module, *, problem: st
     """
     adapter = ModuleAdapter(module, layout=layout, problem=problem,
                             with_coordinates=with_coordinates)
-    info = {} if dataset is None else {"data": dataset_provenance(dataset, None)}
-    return cls(adapter, problem=problem, resolution=resolution, run_info=info, device=device,
+    record = RunRecord() if dataset is None else \
+        RunRecord(data=DataRecord.from_dict(dataset_provenance(dataset, None)))
+    return cls(adapter, problem=problem, resolution=resolution, run_info=record, device=device,
                batch_size=batch_size, ood_reference=ood_reference,
                name=name or f"{type(module).__name__} ({problem})")
