@@ -56,8 +56,6 @@ class _JsonRecord:
     """
 
     _NESTED: ClassVar[dict[str, Any]] = {}
-    #: Fields written as null when None by a record built in code (not read from a file).
-    _WRITTEN_NULL: ClassVar[tuple[str, ...]] = ()
 
     nulls: frozenset[str] = field(default=frozenset(), repr=False)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
@@ -240,14 +238,14 @@ class RunRecord(_JsonRecord):
 
     _NESTED: ClassVar[dict[str, Any]] = {
         "data": DataRecord, "normalizers": Normalizers, "splits": Splits}
-    #: The fields the trainer writes into every ``run.json`` (null when unknown); the results
-    #: and warnings follow only once the run has them.
-    _WRITTEN_NULL: ClassVar[tuple[str, ...]] = (
+    #: The fields the trainer writes into every ``run.json``, null when unknown (pass as
+    #: ``nulls``); the results and warnings follow only once the run has them.
+    TRAINER_FIELDS: ClassVar[frozenset[str]] = frozenset((
         "format", "status", "preset", "task", "model_family", "model_config", "n_parameters",
         "train_config", "data", "resolution", "coarse_resolution", "output_resolution",
         "normalizers", "splits", "ood_reference", "sample_counts", "device", "precision",
         "world_size", "versions", "code", "hardware", "code_history", "peak_lr",
-        "epochs_completed", "rollbacks", "wall_time_s", "best_epoch", "best_val_rel_l2")
+        "epochs_completed", "rollbacks", "wall_time_s", "best_epoch", "best_val_rel_l2"))
 
     format: str | None = None
     status: str | None = None
@@ -291,16 +289,6 @@ class RunRecord(_JsonRecord):
         """The record of a parsed ``run.json`` (validated, :func:`migrate`-d: see
         :meth:`~neuralop_fem.runs.RunDir.read`, which does both)."""
         return cls._from_mapping(obj)  # type: ignore[no-any-return]
-
-    @classmethod
-    def written(cls, **fields: Any) -> RunRecord:
-        """A record built in code, the trainer's fields written as null when None (as the
-        trainer always has): ``RunRecord.written(status=..., preset=..., ...)``."""
-        nested = {k: cls._NESTED[k].from_dict(v) if isinstance(v, Mapping) else v
-                  for k, v in fields.items() if k in cls._NESTED}
-        plain = {k: tuple(v) if isinstance(v, list) else v
-                 for k, v in fields.items() if k not in cls._NESTED}
-        return cls(**plain, **nested, nulls=frozenset(cls._WRITTEN_NULL))
 
     def replace(self, **changes: Any) -> RunRecord:
         """A copy with ``changes`` (``dataclasses.replace``)."""

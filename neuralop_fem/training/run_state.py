@@ -18,13 +18,13 @@ import torch
 
 from ..models import NormalizedOperator
 from ..models.presets import ModelConfig
-from ..runs import RUN_FORMAT, RunDir, RunRecord
+from ..runs import RUN_FORMAT, DataRecord, Normalizers, RunDir, RunRecord, Splits
 from ..runs.train_config import TrainConfig
 from ..runs.validation import Rollback
 from . import checkpoint as ck
 from . import partial_checkpoint as we
 from . import resume as rs
-from ._env import environment_info
+from ._env import training_environment
 from .amp import AmpChoice, AmpForward
 from .distributed import DistContext, GlobalBatchSampler
 from .optim import peak_lr
@@ -115,37 +115,46 @@ def run_record(trainer: TrainerState, *, status: str,
     """The record of ``run.json``: ``status``, the run's settings, data, splits, hardware,
     code commits and progress, and ``results`` (the test errors of a finished run)."""
     t, d = trainer, trainer.data
-    return RunRecord.written(**{
-        "format": RUN_FORMAT,
-        "status": status,
-        "preset": t.preset,
-        "task": t.config.task,
-        "model_family": t.model_config.family,
-        "model_config": t.model_config.to_dict(),
-        "n_parameters": sum(p.numel() for p in t.operator.model.parameters()),
-        "train_config": t.config.to_dict(),
-        "data": d.provenance,
-        "resolution": d.resolution,
-        "coarse_resolution": d.coarse_resolution,
-        "output_resolution": d.coarse_resolution or d.resolution,
-        "normalizers": {
-            "input": d.input_normalizer is not None, "output": d.output_normalizer is not None,
-            "dirichlet": any(d.dirichlet), "dirichlet_edges": list(d.dirichlet),
-        },
-        "splits": {k: v.tolist() for k, v in d.splits.items()},
-        "ood_reference": d.ood_reference,
-        "sample_counts": {k: int(v.size) for k, v in d.splits.items()},
-        "device": str(t.device),
-        "precision": {**t.amp_choice.to_dict(), **(
+    env = training_environment(t.device)
+    res = dict(results or {})
+    warnings = res.get("warnings")
+    return RunRecord(
+        nulls=RunRecord.TRAINER_FIELDS,
+        format=RUN_FORMAT,
+        status=status,
+        preset=t.preset,
+        task=t.config.task,
+        model_family=t.model_config.family,
+        model_config=t.model_config.to_dict(),
+        n_parameters=sum(p.numel() for p in t.operator.model.parameters()),
+        train_config=t.config.to_dict(),
+        data=DataRecord.from_dict(d.provenance),
+        resolution=d.resolution,
+        coarse_resolution=d.coarse_resolution,
+        output_resolution=d.coarse_resolution or d.resolution,
+        normalizers=Normalizers(
+            input=d.input_normalizer is not None, output=d.output_normalizer is not None,
+            dirichlet=any(d.dirichlet), dirichlet_edges=tuple(d.dirichlet)),
+        splits=Splits(**{k: tuple(v.tolist()) for k, v in d.splits.items()}),
+        ood_reference=d.ood_reference,
+        sample_counts={k: int(v.size) for k, v in d.splits.items()},
+        device=str(t.device),
+        precision={**t.amp_choice.to_dict(), **(
             {"float32_parts": list(parts)} if (parts := t.forward_module.float32_parts) else {})},
-        "world_size": t.ctx.world_size,
-        **environment_info(t.device),
-        "code_history": t.code_history,
-        "peak_lr": peak_lr(t.config, steps_per_epoch=t.steps_per_epoch),
-        "epochs_completed": t.epoch,
-        "rollbacks": [dict(r) for r in t.rollbacks],
-        "wall_time_s": t.wall_time(),
-        "best_epoch": t.best_epoch,
-        "best_val_rel_l2": None if math.isinf(t.best_val) else t.best_val,
-        **(results or {}),
-    })
+        world_size=t.ctx.world_size,
+        versions=env.versions,
+        code=env.code,
+        hardware=env.hardware,
+        code_history=tuple(t.code_history),
+        peak_lr=peak_lr(t.config, steps_per_epoch=t.steps_per_epoch),
+        epochs_completed=t.epoch,
+        rollbacks=tuple(dict(r) for r in t.rollbacks),
+        wall_time_s=t.wall_time(),
+        best_epoch=t.best_epoch,
+        best_val_rel_l2=None if math.isinf(t.best_val) else t.best_val,
+        test_rel_l2_best=res.get("test_rel_l2_best"),
+        test_rel_l2_final=res.get("test_rel_l2_final"),
+        val_rel_l2_final=res.get("val_rel_l2_final"),
+        bf16_output_deviation=res.get("bf16_output_deviation"),
+        warnings=None if warnings is None else tuple(warnings),
+    )

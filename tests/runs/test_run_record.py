@@ -19,8 +19,18 @@ from neuralop_fem.runs import (
     resolve_run_dir,
 )
 from neuralop_fem.runs.zoo_entries import ENTRIES, available
+from tests._surrogate_fixtures import tiny_burgers_run
 
 SHIPPED = available()
+#: The keys of a finished run's run.json in the order the trainer has always written them
+#: (bf16_output_deviation: a bf16 run's only).
+TRAINER_ORDER = (
+    "format", "status", "preset", "task", "model_family", "model_config", "n_parameters",
+    "train_config", "data", "resolution", "coarse_resolution", "output_resolution", "normalizers",
+    "splits", "ood_reference", "sample_counts", "device", "precision", "world_size", "versions",
+    "code", "hardware", "code_history", "peak_lr", "epochs_completed", "rollbacks", "wall_time_s",
+    "best_epoch", "best_val_rel_l2", "test_rel_l2_best", "test_rel_l2_final", "val_rel_l2_final",
+    "bf16_output_deviation", "warnings")
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -72,8 +82,8 @@ def test_absent_null_and_unknown_fields_stay_as_they_were():
 
 
 def test_a_record_built_in_code_writes_the_trainers_nulls():
-    out = RunRecord.written(status="running", preset=None, splits={"train": [0], "val": [1],
-                                                                   "test": [2]}).to_dict()
+    out = RunRecord(nulls=RunRecord.TRAINER_FIELDS, status="running",
+                    splits=Splits(train=(0,), val=(1,), test=(2,))).to_dict()
     assert out["preset"] is None
     assert out["ood_reference"] is None
     assert out["splits"] == {"train": [0], "val": [1], "test": [2]}
@@ -132,3 +142,18 @@ def test_require_names_the_missing_field(tmp_path):
     with pytest.raises(RunDirectoryError, match=r"x/run\.json: field `resolution` is missing; "
                                                 r"this run\.json has status\."):
         record.require(("status", "resolution"), source="x/run.json")
+
+
+def test_a_trained_run_json_has_the_fields_and_order_of_the_shipped_ones(tmp_path, burgers_file):
+    """What the trainer writes through RunRecord is the format it wrote as a dict: its keys in
+    its order (the zoo's runs, written earlier, share the order of the keys they have), and it
+    reads back equal."""
+    run = tiny_burgers_run(burgers_file, tmp_path / "run", epochs=1)
+    written = json.loads((run / "run.json").read_text())
+    assert list(written) == [k for k in TRAINER_ORDER if k in written]
+    assert set(TRAINER_ORDER) - set(written) <= {"bf16_output_deviation"}
+    shipped = json.loads((ENTRIES / SHIPPED[0] / "run.json").read_text())
+    assert [k for k in written if k in shipped] == [k for k in shipped if k in written]
+    assert list(written["data"]) == [k for k in shipped["data"] if k != "file_name"]
+    assert written["status"] == "finished"
+    assert RunDir(run).read().to_dict() == written
