@@ -50,8 +50,7 @@ from .observations import (
     warn_if_sign_flipped,
 )
 from .resample import resample_nodes, resample_output, resample_periodic
-from .run_record import as_record, load_operator, ood_from_provenance
-from .run_record import required as _required
+from .run_record import as_record, load_operator, ood_from_provenance, required
 
 __all__ = ["OODWarning", "Surrogate", "resample_nodes", "resample_periodic"]
 
@@ -153,19 +152,16 @@ class Surrogate:
         path = run.path
         dev = torch.device(device) if device is not None else _default_device()
         operator, record = load_operator(run, dev)
-        problem = str(_required(record, record.task, "task"))
+        problem = str(required(record, record.task, "task"))
         get_problem(problem)  # a registered problem, else a clear error
-        resolution = check_resolution(_required(record, record.resolution, "resolution"),
+        resolution = check_resolution(required(record, record.resolution, "resolution"),
                                       error=RunDirectoryError,
                                       source=f"{run.run_json}: field `resolution`")
         output = check_resolution(record.output_resolution or resolution,
                                   error=RunDirectoryError,
                                   source=f"{run.run_json}: field `output_resolution`")
-        ood = None
-        if record.ood_reference is not None:
-            ood = OODReference.from_dict(dict(record.ood_reference))
-        else:
-            ood = ood_from_provenance(record, problem)
+        ood = (OODReference.from_dict(dict(record.ood_reference))
+               if record.ood_reference is not None else ood_from_provenance(record, problem))
         sur = cls(operator, problem=problem, resolution=resolution, run_info=record, device=dev,
                   batch_size=batch_size, ood_reference=ood,
                   name=f"{record.preset or problem} surrogate ({path.name})",
@@ -237,19 +233,16 @@ class Surrogate:
         grid use ``sigma`` interpolated bilinearly to it (both norms are over that grid's
         interior nodes, so the ratio does not depend on the grid).
         """
-
         return relative_noise_level(self, inputs)
 
     def noisy_observations(self, u: SolverInput, *, sample_ids: object = None,
                            rng: np.random.Generator | None = None) -> SolverOutput:
         """``u`` with this run's training noise: :func:`.observations.noisy_observations`."""
-
         return noisy_observations(self, u, sample_ids=sample_ids, rng=rng)  # type: ignore[arg-type]
 
     def test_split(self, data: str | os.PathLike[str] | None = None, *,
                    max_samples: int | None = None) -> tuple[Any, Any]:
         """The run's test samples on the model grid: :func:`.observations.load_test_split`."""
-
         return load_test_split(self, data, max_samples=max_samples)
 
     @property
@@ -323,7 +316,6 @@ class Surrogate:
             When the training data were imported without their physical parameters
             (viscosity, final time, forcing): no solver is picked with guessed values.
         """
-
         if self.spec.inverse:
             return self._inverse_solver()
         solver = solver_from_record(self.provenance, self.problem, source="run.json")
@@ -331,7 +323,6 @@ class Surrogate:
 
     def _inverse_solver(self) -> Solver:
         """A classical inversion with the forward settings of the training data's solver."""
-
         forward = solver_from_record(self.provenance, self.spec.data_problem, source="run.json")
         cls = self.spec.solver_class()
         if forward is None:

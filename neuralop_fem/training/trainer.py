@@ -264,11 +264,6 @@ class Trainer:
         """The record of ``run.json`` (:func:`.run_state.run_record`)."""
         return run_state.run_record(self, status=status, results=results)
 
-    def run_info(self, *, status: str,
-                 results: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The contents of ``run.json`` as a dict (:meth:`run_record`)."""
-        return self.run_record(status=status, results=results).to_dict()
-
     # -- training ----------------------------------------------------------------------------
     def _batch(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
