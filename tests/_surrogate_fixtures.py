@@ -11,8 +11,9 @@ from neuralop_fem.data import generate, load_dataset
 from neuralop_fem.data.normalizer import UnitGaussianNormalizer
 from neuralop_fem.data.provenance import dataset_provenance as provenance
 from neuralop_fem.models import PRESETS, NormalizedOperator, build_model
+from neuralop_fem.runs import write_json
 from neuralop_fem.training import TrainConfig, Trainer
-from neuralop_fem.training.checkpoint import operator_payload, write_json
+from neuralop_fem.training.checkpoint import operator_payload
 
 
 def tiny_burgers_run(data: Path, run: Path, *, epochs: int = 1,

@@ -47,10 +47,6 @@ from ..runs.run_dir import (
     LAST,
     METRICS,
     PARTIAL,
-    RUN_FILES,
-    RUN_JSON,
-    read_run_info,
-    write_json,
 )
 
 __all__ = [
@@ -62,24 +58,20 @@ __all__ = [
     "LAST",
     "METRICS",
     "PARTIAL",
-    "RUN_FILES",
-    "RUN_JSON",
     "build_operator",
     "load_best",
     "load_run",
     "load_trained",
     "operator_payload",
-    "read_run_info",
     "save_atomic",
-    "write_json",
     "write_loss_curve",
     "write_metrics_csv",
 ]
 
 BEST_FORMAT = "neuralop_fem.training.best/1"
 LAST_FORMAT = "neuralop_fem.training.last/1"
-#: The file names of a run directory are :mod:`neuralop_fem.runs.run_dir`'s (``RUN_JSON``,
-#: ``LAST``, ``BEST``, ``METRICS``, ``CURVE``, ``PARTIAL``, ``RUN_FILES``), imported here.
+#: The checkpoint file names (``LAST``, ``BEST``, ``METRICS``, ``CURVE``, ``PARTIAL``) are
+#: :mod:`neuralop_fem.runs.run_dir`'s, imported here.
 _NORMALIZER_KEYS = ("mean", "std", "eps", "periodic")
 
 
