@@ -15,8 +15,8 @@ directory itself belong to :mod:`neuralop_fem.runs` (the trainer writes through 
 from __future__ import annotations
 
 from ..runs.run_dir import read_run_info
+from ..runs.train_config import TASKS, TRAIN_PRESETS, TrainConfig, training_preset
 from .checkpoint import load_trained
-from .config import TASKS, TRAIN_PRESETS, TrainConfig, training_preset
 from .losses import operator_loss, relative_h1_error, relative_l2_error
 from .setup import split_indices
 from .small_data import fit_to_data

@@ -26,7 +26,7 @@ from torch.utils.data import Dataset
 
 from ..errors import ConfigError
 from ..models import NormalizedOperator
-from .config import AMP_CHOICES
+from ..runs.train_config import AMP_CHOICES
 from .loaders import eval_loader
 
 __all__ = ["AMP_CHOICES", "AmpChoice", "AmpForward", "bf16_deviation", "bf16_warnings",

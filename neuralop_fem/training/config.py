@@ -1,6 +1,7 @@
-"""The training configuration under its former module name: :class:`TrainConfig` and the
-presets are defined in :mod:`neuralop_fem.runs.train_config` (the record of a run holds them,
-and the run record sits below training in the package's layers)."""
+"""The training configuration under its former module name, for the code that imports it from
+here (the commands, ``reproduce``, scripts): :class:`TrainConfig` and the presets are defined
+in :mod:`neuralop_fem.runs.train_config` (the record of a run holds them, and the run record
+sits below training in the package's layers); the training modules import them from there."""
 
 from __future__ import annotations
 

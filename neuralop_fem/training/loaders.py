@@ -23,7 +23,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from ..config_base import choice as check_choice
-from .config import DATA_ON_DEVICE_CHOICES
+from ..runs.train_config import DATA_ON_DEVICE_CHOICES
 
 __all__ = ["AUTO_FRACTION", "BATCH_KEYS", "DATA_ON_DEVICE_CHOICES", "ResidentDataset",
            "collate_batch", "eval_loader", "item_bytes", "training_loader", "use_resident"]

@@ -30,7 +30,7 @@ from ..data.ood import MAX_REFERENCE_SAMPLES, reference_from_inputs
 from ..data.provenance import dataset_provenance
 from ..errors import ConfigError, DatasetError
 from ..problems import get_kit
-from .config import TrainConfig
+from ..runs.train_config import TrainConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.normalizer import UnitGaussianNormalizer

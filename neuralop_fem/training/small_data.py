@@ -37,7 +37,7 @@ from solvers.problems import Problem, get_problem
 
 from ..errors import ConfigError
 from ..models import coarse_size
-from .config import TrainConfig
+from ..runs.train_config import TrainConfig
 from .setup import check_problem, open_data
 
 __all__ = ["EVAL_FRACTION", "MIN_POINTS", "SPLIT_FIELDS", "fit_resolution", "fit_split",

@@ -40,13 +40,13 @@ from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
 from ..models.presets import ModelConfig
 from ..runs import RunDir, RunRecord
+from ..runs.train_config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from . import checkpoint as ck
 from . import divergence as dv
 from . import optim, run_state
 from . import partial_checkpoint as we
 from . import resume as rs
 from .amp import AmpChoice, AmpForward, bf16_deviation, bf16_warnings, resolve_amp, resumed
-from .config import RESUME_FREE_FIELDS, TrainConfig, added_defaults
 from .data_identity import with_moved_data
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
