@@ -39,7 +39,7 @@ def error_message(exc: BaseException) -> tuple[str, int]:
     :class:`OSError` as ``<what> (<path>)``, a :class:`MemoryError` as out of memory (all exit
     status 2); anything else is an internal error (exit status 1).
     """
-    # deferred: errors imports solvers (numpy, scipy), not on the light path of --help
+    # deferred: help (errors imports solvers: numpy and scipy on the --help path)
     from .errors import NeuralopFemError
 
     if isinstance(exc, NeuralopFemError):
