@@ -8,7 +8,8 @@ The ``neuralop-fem`` command line and the scripts run like its commands
 * anything else is a bug of neuralop_fem, reported as an internal error, status 1;
 * Ctrl-C gives status 130.
 
-This module imports nothing heavy (it is on the light path of ``neuralop-fem --help``).
+This module imports nothing heavy beyond the error classes (it is on the path of
+``neuralop-fem --help``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 import warnings
 from collections.abc import Callable
 
+from .errors import NeuralopFemError
 from .safe_text import printable
 
 __all__ = ["error_message", "one_line", "run_reporting"]
@@ -39,9 +41,6 @@ def error_message(exc: BaseException) -> tuple[str, int]:
     :class:`OSError` as ``<what> (<path>)``, a :class:`MemoryError` as out of memory (all exit
     status 2); anything else is an internal error (exit status 1).
     """
-    # deferred: help (errors imports solvers: numpy and scipy on the --help path)
-    from .errors import NeuralopFemError
-
     if isinstance(exc, NeuralopFemError):
         return f"error: {one_line(str(exc))}", 2
     if isinstance(exc, OSError):
