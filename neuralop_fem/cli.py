@@ -38,8 +38,8 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from ._version import __version__
-from .commands import check_paths_apart
 from .errors import UsageError
+from .path_options import check_paths_apart
 from .reporting import error_message, run_reporting
 from .reporting import one_line as _one_line
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from ..data.io import load_dataset
 from ..errors import ConfigError, InputError
 from ..evaluation.run_evaluation import parse_indices
+from ..path_options import check_problem, input_dir_problem, option_error
 from ..zoo import PLANNED, PREFIX, available, entry_dir, resolve_run_dir
-from ._options import _check, _fail, _input_dir_problem
 
 __all__ = ["check_indices", "check_run_dir", "run_dir"]
 
@@ -35,7 +35,7 @@ def _zoo_hint(path: Path) -> str:
 
 
 def _run_dir_problem(path: Path) -> str | None:
-    what = _input_dir_problem(path)
+    what = input_dir_problem(path)
     return None if what is None else what + _zoo_hint(path)
 
 
@@ -64,7 +64,7 @@ run_dir.role = "input"  # type: ignore[attr-defined]  # read by check_paths_apar
 def check_run_dir(path: Path, option: str = "RUN_DIR") -> Path:
     """Check that ``path`` (a :func:`run_dir` argument, ``zoo:NAME`` resolved) is an existing
     directory; one named like a zoo model gets the hint ``did you mean zoo:NAME?``."""
-    _check(_run_dir_problem(path), option)
+    check_problem(_run_dir_problem(path), option)
     return path
 
 
@@ -80,4 +80,5 @@ def check_indices(spec: str, data: Path, option: str = "--indices") -> None:
     try:
         parse_indices(spec, n_samples=n_samples, test=[])
     except ConfigError as exc:
-        raise _fail(option, f"{str(exc).rstrip('.')} (--data {os.fspath(data)!r}).") from None
+        what = f"{str(exc).rstrip('.')} (--data {os.fspath(data)!r})."
+        raise option_error(option, what) from None

@@ -4,7 +4,8 @@ This package owns every judgement of a trained model: its errors on a dataset's 
 comparison with the classical solver on the same samples (speed and accuracy, the fair verdict
 at equal accuracy, the break-even), the samples a run has already seen
 (:mod:`.training_overlap`), and the reports and plots that show them. It reads runs through
-:mod:`neuralop_fem.runs` and models through :class:`~neuralop_fem.surrogate.Surrogate`; nothing below it imports it.
+:mod:`neuralop_fem.runs` and models through :class:`~neuralop_fem.surrogate.Surrogate`;
+nothing below it imports it.
 
 - :mod:`.comparison`: :func:`compare`, any two solvers of one problem, sample by sample, and
   :func:`repeated_timings`, their speedup over repeats (median and spread);
