@@ -25,7 +25,7 @@ import torch
 from solvers.ladder import Rung
 
 from ..environment import cpu_model
-from ..torch_solvers.twins import twin_name, twin_of
+from ..problems.twins import twin_name, twin_of
 from .fair import place, verdict_sentence
 
 __all__ = ["add_device_verdict", "device_where", "twin_device", "twin_rungs"]

@@ -36,8 +36,8 @@ from ..metrics import (
 )
 from ..problems import get_kit
 from ..runs import RunDir
+from ..runs.operator import load_run
 from ..surrogate.resample import resample_nodes, resample_output, resample_periodic
-from ..training.checkpoint import load_run
 from ..training.setup import check_problem, inverse_target_grid, make_dataset, open_data
 from .training_overlap import seen_in_training, warn_if_seen
 

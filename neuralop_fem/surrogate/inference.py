@@ -11,7 +11,7 @@ Precision (:data:`PRECISIONS`), chosen explicitly, float32 by default:
 * ``"float32"``: the model's own dtype;
 * ``"bf16"``: bfloat16 autocast of the model body, with the normalisers and the float32 parts
   of the architecture (input lifting, decoder, output layer; FFTs) in float32
-  (:class:`neuralop_fem.training.amp.AmpForward`; any other module: autocast around it);
+  (:class:`neuralop_fem.models.precision.AmpForward`; any other module: autocast around it);
 * ``"tf32"`` (CUDA only): float32 tensors, matrix products on TF32 tensor cores (10-bit
   mantissa inputs, float32 accumulation), set for the forward pass only.
 
@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError
 from ..models import NormalizedOperator
-from ..training.amp import AmpForward
+from ..models.precision import AmpForward
 
 __all__ = ["CPU_BATCH", "PRECISIONS", "TRANSFER_BYTES", "auto_batch_size",
            "check_finite_prediction", "check_precision", "cuda_batch_size", "inference_forward",
@@ -85,7 +85,7 @@ def inference_forward(operator: torch.nn.Module, precision: str,
     """The module that computes ``operator``'s forward pass in ``precision``.
 
     ``"bf16"`` on a :class:`~neuralop_fem.models.NormalizedOperator`: its model body under
-    autocast with the float32 parts kept (:class:`~neuralop_fem.training.amp.AmpForward`; the
+    autocast with the float32 parts kept (:class:`~neuralop_fem.models.precision.AmpForward`; the
     parts' hooks change nothing outside autocast); on any other module: autocast around it.
     ``"float32"`` and ``"tf32"``: ``operator`` itself (TF32 is :func:`precision_context`).
     """

@@ -16,7 +16,7 @@ from ..data.io import is_netcdf_file
 from ..data.ood import OODReference, reference_from_dataset
 from ..errors import DatasetError, InputError
 from ..runs import RunDir, RunRecord, migrate
-from ..training.checkpoint import load_run
+from ..runs.operator import load_run
 
 __all__ = ["as_record", "load_operator", "ood_from_provenance", "required"]
 
@@ -45,7 +45,7 @@ def required(record: RunRecord, value: Any, name: str) -> Any:
 
 def load_operator(run: RunDir, device: torch.device) -> tuple[torch.nn.Module, RunRecord]:
     """(operator, record) through the trainer's
-    :func:`~neuralop_fem.training.checkpoint.load_run`."""
+    :func:`~neuralop_fem.runs.operator.load_run`."""
     return load_run(run, map_location=device)
 
 

@@ -6,13 +6,13 @@
   of :class:`solvers.darcy.DarcyFDSolver`, solved by conjugate gradients preconditioned by the
   fast Poisson solver (a sine transform built from ``torch.fft``), to the same relative
   residual;
-- :func:`twin_of`: the twin of a numpy solver (what ``neuralop-fem generate --device`` uses);
 - :class:`DeviceMemoryError` (:mod:`.errors`): a batch did not fit the device.
 
 Both honour the solver contract of :mod:`solvers.contract` (numpy or xarray in, the same form
 out, a :class:`~solvers.contract.SolveReport`). :mod:`solvers` never imports torch; this package
 does, on first use of a name (``from neuralop_fem.torch_solvers.errors import
-DeviceMemoryError`` imports no torch).
+DeviceMemoryError`` imports no torch). The twin of a given numpy solver is found through the
+problem kits: :func:`neuralop_fem.problems.twins.twin_of`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import importlib
 from typing import Any
 
 _NAMES = {"TorchBurgersSpectralSolver": "burgers", "TorchDarcyFDSolver": "darcy",
-          "twin_of": "twins", "TWINS": "twins", "DeviceMemoryError": "errors"}
+          "DeviceMemoryError": "errors"}
 
-__all__ = ["TWINS", "DeviceMemoryError", "TorchBurgersSpectralSolver", "TorchDarcyFDSolver",
-           "twin_of"]
+__all__ = ["DeviceMemoryError", "TorchBurgersSpectralSolver", "TorchDarcyFDSolver"]
 
 
 def __getattr__(name: str) -> Any:

@@ -26,8 +26,8 @@ from ..errors import ConfigError, RunDirectoryError
 from ..evaluation import evaluate_run
 from ..files import write_text_atomic
 from ..runs import DataRecord, RunDir, RunRecord, Splits, write_json
+from ..runs.operator import load_run, operator_payload
 from ..runs.weights import file_sha256, save_weights
-from ..training.checkpoint import load_run, operator_payload
 from . import CARD, CARD_MD, ENTRIES, WEIGHTS, entry_dir, read_entry_card
 from .card import CARD_FORMAT, generate_command, render_markdown, train_command
 

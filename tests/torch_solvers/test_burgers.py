@@ -7,7 +7,8 @@ import pytest
 import torch
 import xarray as xr
 
-from neuralop_fem.torch_solvers import DeviceMemoryError, TorchBurgersSpectralSolver, twin_of
+from neuralop_fem.problems.twins import twin_of
+from neuralop_fem.torch_solvers import DeviceMemoryError, TorchBurgersSpectralSolver
 from neuralop_fem.torch_solvers._device import out_of_memory
 from solvers.burgers import BurgersFDSolver, BurgersSpectralSolver
 from solvers.errors import ConvergenceError, InputError, ShapeError

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from neuralop_fem.torch_solvers import TorchDarcyFDSolver, twin_of
+from neuralop_fem.problems.twins import twin_of
+from neuralop_fem.torch_solvers import TorchDarcyFDSolver
 from solvers._darcy_linear import rounding_floor
 from solvers.darcy import DarcyFDSolver, DarcyFEMSolver
 from solvers.errors import ConvergenceError, InputError, ShapeError

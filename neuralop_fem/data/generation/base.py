@@ -18,7 +18,7 @@ from solvers.problems import get_problem
 
 from ...config_base import INT64_MAX, FrozenConfig
 from ...errors import ConfigError, InputError
-from ...torch_solvers.twins import twin_of
+from ...problems.twins import twin_of
 
 __all__ = ["DataConfig", "option", "solver_default"]
 

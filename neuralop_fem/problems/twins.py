@@ -1,5 +1,10 @@
 """The torch twin of a numpy solver, found through the problem kits.
 
+The twins themselves live in :mod:`neuralop_fem.torch_solvers`; which twin a solver has is the
+kits' knowledge, so the lookup lives here (``neuralop-fem generate --device`` and the
+like-for-like verdict use it). Importing this module imports no torch: the twin's class is
+imported when :func:`twin_of` builds one.
+
 Each problem kit names, in :attr:`~neuralop_fem.problems.ProblemKit.torch_solvers`, the torch
 twin of each of its numpy solvers that has one (Burgers: ``"spectral"``; Darcy: ``"fd"`` on the
 node grid). :func:`twin_of` builds the twin with the numpy solver's settings.
@@ -12,7 +17,7 @@ from typing import Any
 from solvers.problems import get_problem
 
 from ..errors import InputError
-from ..problems import get_kit, kits
+from . import get_kit, kits
 
 __all__ = ["twin_of", "twin_name"]
 
