@@ -4,7 +4,6 @@ with the training budget it had."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import numpy as np
 
 from neuralop_fem.evaluation import compare_run
 from neuralop_fem.reproduce.results import footer
+from neuralop_fem.runs import RunDir
 
 from .rungs import ladder_seconds
 
@@ -20,11 +20,13 @@ __all__ = ["markdown", "training_budget", "verdict_of_run"]
 
 def training_budget(run_dir: Path) -> dict[str, Any]:
     """Preset, epochs, training samples, resolution and wall seconds of a run (run.json)."""
-    info = json.loads((run_dir / "run.json").read_text())
-    cfg = info.get("train_config", {})
-    return {"preset": info.get("preset"), "epochs": info.get("epochs_completed", cfg.get("epochs")),
-            "n_train": len(info.get("splits", {}).get("train", [])),
-            "resolution": info.get("resolution"), "train_seconds": info.get("wall_time_s")}
+    record = RunDir(run_dir).read()
+    epochs = record.epochs_completed
+    if epochs is None:
+        epochs = (record.train_config or {}).get("epochs")
+    return {"preset": record.preset, "epochs": epochs,
+            "n_train": len(record.splits.train) if record.splits else 0,
+            "resolution": record.resolution, "train_seconds": record.wall_time_s}
 
 
 def verdict_of_run(run_dir: Path, data: Path, *, max_samples: int,

@@ -12,7 +12,6 @@ checkpoints, loss curve), theirs their training loop's.
 from __future__ import annotations
 
 import csv
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from neuralop_fem.data.peers import import_neuralop
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.metrics import peer_metrics, relative_l2
 from neuralop_fem.reproduce.results import footer
+from neuralop_fem.runs import RunDir
 from solvers.darcy import DarcyFDSolver
 
 __all__ = ["FILES", "PHASE_RATIOS", "THEIRS", "fit_phases", "import_files", "markdown", "ours",
@@ -67,13 +67,15 @@ def ours(preset: str, files: dict[str, Path], work: Path, *,
     cpu = time.process_time() - t0
     if status != 0:
         return {"error": f"train exited with {status}"}
-    info = json.loads((run / "run.json").read_text())
+    record = RunDir(run).read()
+    edges = record.normalizers.dirichlet_edges if record.normalizers else None
     out: dict[str, Any] = {
-        "epochs": info["epochs_completed"], "best_epoch": info["best_epoch"],
-        "best_val_rel_l2": info["best_val_rel_l2"], "train_cpu_s": cpu,
-        "parameters": info["n_parameters"], "precision": info["precision"],
-        "dirichlet_edges": info["normalizers"]["dirichlet_edges"],
-        "train_config": info["train_config"], "model_config": info["model_config"],
+        "epochs": record.epochs_completed, "best_epoch": record.best_epoch,
+        "best_val_rel_l2": record.best_val_rel_l2, "train_cpu_s": cpu,
+        "parameters": record.n_parameters, "precision": dict(record.precision or {}),
+        "dirichlet_edges": list(edges) if edges is not None else None,
+        "train_config": dict(record.train_config or {}),
+        "model_config": dict(record.model_config or {}),
         "validation_curve": _curve(run / "metrics.csv"),
     }
     for name in _TESTS:

@@ -10,7 +10,8 @@ from typing import Any
 from neuralop_fem.evaluation import evaluate_run
 from neuralop_fem.models import PRESETS
 from neuralop_fem.reproduce.results import footer
-from neuralop_fem.training import TrainConfig, Trainer, read_run_info
+from neuralop_fem.runs import RunDir
+from neuralop_fem.training import TrainConfig, Trainer
 
 __all__ = ["NARROW", "evaluate_on_grids", "markdown", "train_narrow"]
 
@@ -30,7 +31,7 @@ def train_narrow(name: str, data: Path, run: Path, *, train_grid: int, epochs: i
     ``run`` (batch 8, H1 weight 0.5, peak lr 1e-3, 5e-4 for darcy-fourier; ``n_eval``
     validation and test samples) unless ``run`` holds a finished run."""
 
-    if (run / "run.json").exists() and read_run_info(run)["status"] == "finished":
+    if RunDir(run).recorded_status() == "finished":
         return
     model = PRESETS[name].replace(**NARROW[name])
     cfg = TrainConfig(task="darcy", resolution=train_grid, epochs=epochs, batch_size=8,
@@ -52,7 +53,7 @@ def evaluate_on_grids(run: Path, data: Path, grids: list[int],
             r = evaluate_run(run, data, resolution=n, transfer=mode)
             row[f"{n}/{mode}"] = float(r["summary"]["rel_l2"]["mean"])
         row.setdefault(f"{n}/resample", row[f"{n}/direct"])
-    row["n_parameters"] = int(read_run_info(run)["n_parameters"])
+    row["n_parameters"] = int(RunDir(run).read().n_parameters or 0)
     return row
 
 

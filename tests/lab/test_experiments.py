@@ -118,8 +118,8 @@ def test_our_preset_on_neuraloperators_files(tmp_path):
 
 def test_the_training_budget_and_the_fair_table(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps({
-        "preset": "p", "epochs_completed": 3, "splits": {"train": [0, 1]}, "resolution": 64,
-        "wall_time_s": 9.0}))
+        "preset": "p", "epochs_completed": 3, "splits": {"train": [0, 1], "val": [2], "test": [3]},
+        "resolution": 64, "wall_time_s": 9.0}))
     budget = fair.training_budget(tmp_path)
     assert budget == {"preset": "p", "epochs": 3, "n_train": 2, "resolution": 64,
                       "train_seconds": 9.0}

@@ -18,7 +18,6 @@ over it (a warm machine keeps its runs between calls).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import os
@@ -29,6 +28,7 @@ from typing import Any
 from neuralop_fem.data.generation import generate
 from neuralop_fem.models import PRESETS
 from neuralop_fem.reproduce.rows import run_tag
+from neuralop_fem.runs import RunDir, RunRecord
 from neuralop_fem.training import Trainer, training_preset
 
 from .machine import Deadline
@@ -80,11 +80,10 @@ def configs(preset: str, args: argparse.Namespace) -> tuple[Any, Any]:
     return model, cfg.replace(**changes)
 
 
-def _status(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "run.json"
-    if not path.is_file():
-        return {"status": None, "epochs_completed": 0}
-    return json.loads(path.read_text())
+def _status(run_dir: Path) -> RunRecord:
+    """The run's record; an empty one (no status, no epoch) before it has any."""
+    run = RunDir(run_dir)
+    return run.read() if run.run_json.is_file() else RunRecord()
 
 
 def _epoch_seconds(run_dir: Path) -> float | None:
@@ -98,7 +97,7 @@ def _epoch_seconds(run_dir: Path) -> float | None:
 
 
 def train_until(run_dir: Path, data: Path, preset: str, args: argparse.Namespace,
-                deadline: Deadline) -> dict[str, Any]:
+                deadline: Deadline) -> RunRecord:
     """Train (or resume) one run while epochs fit before the deadline."""
 
     model, cfg = configs(preset, args)
@@ -124,24 +123,24 @@ def train_until(run_dir: Path, data: Path, preset: str, args: argparse.Namespace
                 break
         epochs = trainer.epoch
     info = _status(run_dir)
-    log.info("%s: %d/%d epochs (%s)", preset, epochs, cfg.epochs, info.get("status"))
+    log.info("%s: %d/%d epochs (%s)", preset, epochs, cfg.epochs, info.status)
     return info
 
 
-def _summary(preset: str, info: dict[str, Any], finished_now: bool,
+def _summary(preset: str, info: RunRecord, finished_now: bool,
              run_dir: Path) -> dict[str, Any]:
-    epochs = (info.get("train_config") or {}).get("epochs")
+    epochs = (info.train_config or {}).get("epochs")
     per_epoch = _epoch_seconds(run_dir)
     left = None if per_epoch is None or epochs is None else (
-        (epochs - int(info.get("epochs_completed") or 0)) * per_epoch / 60)
-    return {"preset": preset, "status": info.get("status"),
+        (epochs - int(info.epochs_completed or 0)) * per_epoch / 60)
+    return {"preset": preset, "status": info.status,
             "epoch_s": per_epoch, "training_minutes_left": left,
-            "epochs_completed": info.get("epochs_completed"),
+            "epochs_completed": info.epochs_completed,
             "epochs": epochs,
-            "best_epoch": info.get("best_epoch"), "best_val_rel_l2": info.get("best_val_rel_l2"),
-            "test_rel_l2_best": info.get("test_rel_l2_best"),
-            "wall_time_s": info.get("wall_time_s"), "device": info.get("device"),
-            "best_weights_in_this_output": finished_now or info.get("status") != "finished",
+            "best_epoch": info.best_epoch, "best_val_rel_l2": info.best_val_rel_l2,
+            "test_rel_l2_best": info.test_rel_l2_best,
+            "wall_time_s": info.wall_time_s, "device": info.device,
+            "best_weights_in_this_output": finished_now or info.status != "finished",
             "paper_minutes_rtx3090": PAPER_MINUTES.get(preset)}
 
 
@@ -155,8 +154,8 @@ def _restore(source: Path, runs_root: Path) -> list[str]:
     restored = []
     for run_dir in sorted(p for p in incoming.iterdir() if p.is_dir()):
         here = runs_root / run_dir.name
-        have = int(_status(here).get("epochs_completed") or 0)
-        carried = int(_status(run_dir).get("epochs_completed") or 0)
+        have = int(_status(here).epochs_completed or 0)
+        carried = int(_status(run_dir).epochs_completed or 0)
         if have > carried:
             log.warning("%s: keeping this machine's copy (epoch %d); --from holds epoch %d",
                         run_dir.name, have, carried)
@@ -173,20 +172,20 @@ def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, 
     work = args.work
     runs_root = work / "runs"
     restored = _restore(args.source, runs_root) if args.source is not None else []
-    before = {p: _status(runs_root / tag).get("status") for p, tag in _tags(args).items()}
+    before = {p: _status(runs_root / tag).status for p, tag in _tags(args).items()}
     data = data_file(work, args.rehearse)
     rows, members = [], []
     for preset, tag in _tags(args).items():
         run_dir = runs_root / tag
         info = _status(run_dir)
         stopped = False
-        if info.get("status") != "finished":
+        if info.status != "finished":
             info = train_until(run_dir, data, preset, args, deadline)
-            stopped = info.get("status") != "finished"
-        finished_now = info.get("status") == "finished" and before[preset] != "finished"
+            stopped = info.status != "finished"
+        finished_now = info.status == "finished" and before[preset] != "finished"
         rows.append(_summary(preset, info, finished_now, run_dir))
         keep = ["run.json", "metrics.csv"]
-        if info.get("status") != "finished":
+        if info.status != "finished":
             keep += ["last.pt", "best.pt"]
         elif finished_now:
             (out / f"{tag}{BEST_SUFFIX}").write_bytes((run_dir / "best.pt").read_bytes())

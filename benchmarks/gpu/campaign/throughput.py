@@ -35,12 +35,12 @@ from neuralop_fem.data.generation import generate
 from neuralop_fem.data.io import load_dataset
 from neuralop_fem.metrics import relative_l2
 from neuralop_fem.models import PRESETS
+from neuralop_fem.runs import RunDir
 from neuralop_fem.surrogate import Surrogate
 from neuralop_fem.training import (
     Trainer,
     load_trained,
     operator_loss,
-    read_run_info,
     training_preset,
 )
 from neuralop_fem.training.loaders import ResidentDataset
@@ -200,7 +200,7 @@ def _problem(preset: str) -> str:
 def _run_preset(run: Path) -> str:
     """The preset of a run directory (its run.json)."""
 
-    return str(read_run_info(run)["preset"])
+    return str(RunDir(run).read().preset)
 
 
 def _trained_darcy(args: argparse.Namespace) -> Path | None:
@@ -210,7 +210,7 @@ def _trained_darcy(args: argparse.Namespace) -> Path | None:
     root = args.work / "from_darcy"
     unpack_runs(args.source, root)
     for run in sorted(root.glob("darcy-galerkin_*")):
-        if (run / "best.pt").is_file() and '"finished"' in (run / "run.json").read_text():
+        if (run / "best.pt").is_file() and RunDir(run).recorded_status() == "finished":
             return run
     return None
 
