@@ -21,7 +21,7 @@ import xarray as xr
 from benchmarks.lab import bf16
 from neuralop_fem.environment import environment_record
 from neuralop_fem.reproduce.results import footer, write_results
-from neuralop_fem.training import load_trained
+from neuralop_fem.runs import RunDir
 from neuralop_fem.training.amp import cpu_bf16_features
 from neuralop_fem.zoo import available
 
@@ -41,7 +41,7 @@ def main() -> None:
     opened = {k: xr.open_dataset(v).load() for k, v in files.items() if v is not None}
     rows = []
     for source in [*(f"zoo:{name}" for name in available()), *args.runs]:
-        problem = load_trained(source)[1]["data"]["problem"]
+        problem = RunDir.resolve(source).read().data.problem
         if problem in opened:
             rows.append(bf16.deviation_row(source, opened[problem], args.samples))
             print(rows[-1], flush=True)

@@ -14,8 +14,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
+import torch
+
 from neuralop_fem.models import build_model
-from neuralop_fem.training import TrainConfig, load_trained
+from neuralop_fem.runs import RunRecord
+from neuralop_fem.runs.operator import load_run
 from neuralop_fem.training.amp import AmpForward, bf16_deviation, float32_parts, keep_float32_parts
 from neuralop_fem.training.setup import make_dataset
 
@@ -47,42 +51,32 @@ def rounded_forward(operator: Any, rule: str) -> Any:
     return AmpForward(operator, amp="bf16", device_type="cpu", parts=_names(rule))
 
 
-def _test_split(info: dict[str, Any], data: Any, samples: int) -> Any:
-    import numpy as np
-
-
-    indices = np.asarray(info["splits"]["test"])[:samples]
-    return make_dataset(data, TrainConfig.from_dict(info["train_config"]), indices=indices,
-                        resolution=info["resolution"], coarse=info.get("coarse_resolution"),
-                        noisy=False)
+def _test_split(record: RunRecord, data: Any, samples: int) -> Any:
+    indices = np.asarray(record.test_indices)[:samples]
+    return make_dataset(data, record.config, indices=indices, resolution=record.resolution,
+                        coarse=record.coarse_resolution, noisy=False)
 
 
 def deviation_row(source: str, data: Any, samples: int) -> dict[str, Any]:
     """The output deviation of the trained model ``source`` (a run directory or ``zoo:NAME``)
     under each of :data:`RULES`, on the first ``samples`` of its test split read from ``data``
     (its xarray dataset; the inverse task without noise), one thread's worth of CPU."""
-    import torch
-
-
     row: dict[str, Any] = {"model": source}
     test = None
     for rule in RULES:  # a fresh model for each rule: the hooks stay on a model
-        operator, info = load_trained(source)
-        test = _test_split(info, data, samples) if test is None else test
+        operator, record = load_run(source)
+        test = _test_split(record, data, samples) if test is None else test
         row[rule] = bf16_deviation(operator, test, device=torch.device("cpu"), batch_size=4,
                                    forward=rounded_forward(operator, rule))
     row["parts"] = list(float32_parts(operator.model))
     row["samples"] = len(test)
-    row["precision trained"] = (info.get("precision") or {}).get("amp", "none")
+    row["precision trained"] = (record.precision or {}).get("amp", "none")
     return row
 
 
 def steps_per_second(preset: str, n: int, batch: int, variant: str, steps: int) -> float:
     """AdamW steps per second of ``preset`` at ``n`` points per side, batch ``batch``, random
     data, in ``variant`` (one of :data:`SPEED_VARIANTS`), after three warm-up steps."""
-    import torch
-
-
     torch.manual_seed(0)
     model = build_model(preset)
     bf16 = variant != "float32"

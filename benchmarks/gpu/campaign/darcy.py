@@ -28,7 +28,8 @@ from typing import Any
 from neuralop_fem.data.generation import generate
 from neuralop_fem.models import PRESETS
 from neuralop_fem.reproduce.rows import run_tag
-from neuralop_fem.runs import RunDir, RunRecord
+from neuralop_fem.runs import RUN_JSON, RunDir, RunRecord
+from neuralop_fem.runs.run_dir import METRICS
 from neuralop_fem.training import Trainer, training_preset
 
 from .machine import Deadline
@@ -184,7 +185,7 @@ def run(args: argparse.Namespace, deadline: Deadline, out: Path) -> tuple[dict, 
             stopped = info.status != "finished"
         finished_now = info.status == "finished" and before[preset] != "finished"
         rows.append(_summary(preset, info, finished_now, run_dir))
-        keep = ["run.json", "metrics.csv"]
+        keep = [RUN_JSON, METRICS]
         if info.status != "finished":
             keep += ["last.pt", "best.pt"]
         elif finished_now:

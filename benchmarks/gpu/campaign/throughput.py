@@ -36,10 +36,10 @@ from neuralop_fem.data.io import load_dataset
 from neuralop_fem.metrics import relative_l2
 from neuralop_fem.models import PRESETS
 from neuralop_fem.runs import RunDir
+from neuralop_fem.runs.operator import load_run
 from neuralop_fem.surrogate import Surrogate
 from neuralop_fem.training import (
     Trainer,
-    load_trained,
     operator_loss,
     training_preset,
 )
@@ -246,8 +246,8 @@ def _inference_rows(args: argparse.Namespace, runs: dict[str, Path], files: dict
         stride = spec.stride(int(ds.sizes["x"]), n)
         ds = ds.isel(sample=slice(0, samples), **{d: slice(None, None, stride) for d in spec.dims})
         x, y = ds[spec.input_name].values, ds[spec.output_name].values
-        operator, info = load_trained(run, map_location=args.device)
-        sur = Surrogate(operator, problem=problem, resolution=n, run_info=info,
+        operator, record = load_run(run, map_location=args.device)
+        sur = Surrogate(operator, problem=problem, resolution=n, run_info=record,
                         device=args.device, batch_size=batch)
         sur_rate, pred = surrogate_rate(sur, x)
         solver = spec.make_solver()
