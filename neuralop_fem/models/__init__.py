@@ -1,8 +1,8 @@
 """Operator learners: Galerkin / Fourier Transformers (Cao 2021) and FNO / AFNO baselines.
 
 This package owns the networks, their frozen configs, the registry of model families and
-presets (:func:`register_model`), the size limits a config must respect (``size``) and the
-model file (``io``); it knows nothing of datasets, runs or training. Models take the input
+presets (:func:`register_model`), the size limits a config must respect (``size``), the
+model file (``io``) and the precision of a forward pass (``precision``); it knows nothing of datasets, runs or training. Models take the input
 function on the uniform grid, (batch, n, channels) in 1D and (batch, n, n, channels) in 2D,
 and return (batch, n[, n], out_channels); grid coordinates are derived inside from the shape.
 Build them by name::
@@ -12,7 +12,8 @@ Build them by name::
 
 Modules: ``config`` (frozen configs), ``attention``, ``afno``, ``encoder``, ``spectral``,
 ``sampling`` (CiNN), ``decoders``, ``transformer``, ``fno``, ``presets`` (the registry),
-``size``, ``wrapper`` (normalisers + Dirichlet boundary), ``io`` (save / load).
+``size``, ``wrapper`` (normalisers + Dirichlet boundary), ``io`` (save / load), ``precision``
+(the bf16 forward pass with its float32 parts, shared by training and inference).
 """
 
 from __future__ import annotations

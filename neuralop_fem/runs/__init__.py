@@ -5,7 +5,8 @@ record ``run.json`` as a frozen, typed :class:`RunRecord` (with :class:`DataReco
 :class:`Normalizers`, :class:`Splits` and :class:`Environment` for its parts, and
 :func:`migrate` for older field names), the checks that refuse a damaged or tampered record
 (:mod:`.validation`), the run directory :class:`RunDir` (the one reader and writer of
-``run.json``; its files, its lock, the selected model's payload), the training settings a run
+``run.json``; its files, its lock, the selected model's payload; :mod:`.operator` rebuilds
+the model from it: ``load_run``), the training settings a run
 records (:class:`TrainConfig` and the presets, :mod:`.train_config`), and where the zoo's run
 directories are (``zoo:NAME``, :mod:`.zoo_entries`; the weights file of an entry,
 :mod:`.weights`). Training writes runs through it; the surrogate, evaluation, the zoo and
