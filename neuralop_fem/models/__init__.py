@@ -2,7 +2,8 @@
 
 This package owns the networks, their frozen configs, the registry of model families and
 presets (:func:`register_model`), the size limits a config must respect (``size``), the
-model file (``io``) and the precision of a forward pass (``precision``); it knows nothing of datasets, runs or training. Models take the input
+model file (``io``) and the precision of a forward pass (``precision``); it knows nothing of
+datasets, runs or training. Models take the input
 function on the uniform grid, (batch, n, channels) in 1D and (batch, n, n, channels) in 2D,
 and return (batch, n[, n], out_channels); grid coordinates are derived inside from the shape.
 Build them by name::
