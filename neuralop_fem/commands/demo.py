@@ -34,7 +34,7 @@ from ..errors import ConfigError
 from ..evaluation import compare_run
 from ..files import write_json_atomic
 from ..models import PRESETS
-from ..training.config import TrainConfig
+from ..runs.train_config import TrainConfig
 from ..training.distributed import resolve_device
 from ..training.trainer import Trainer
 from ._options import (

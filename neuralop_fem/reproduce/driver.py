@@ -25,8 +25,8 @@ from solvers.problems import get_problem
 from ..data.generation import config_class, generate
 from ..errors import ConfigError
 from ..models import PRESETS
+from ..runs.train_config import training_preset
 from ..training import Trainer
-from ..training.config import training_preset
 from .entries import named_values, spec_of
 from .record import QUICK, REDUCED, build_row, merge_rows, mode_of, noise_of
 from .rows import run_tag

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, InputError
-from ..training.config import training_preset
+from ..runs.train_config import training_preset
 from .entries import spec_or_none
 from .rows import model_suffix
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..training.config import RESUME_FREE_FIELDS, added_defaults, recorded_float32_parts
+from ..runs.train_config import RESUME_FREE_FIELDS, added_defaults, recorded_float32_parts
 from .rows import paper_value
 
 __all__ = ["aggregate", "group_key", "markdown"]
