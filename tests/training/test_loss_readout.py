@@ -19,8 +19,8 @@ from neuralop_fem.training.loss_readout import (
     readout_interval,
 )
 
-from .test_resident import BURGERS_MODEL, _burgers, _fit
-from .test_within_epoch import _assert_same_run, _interrupt_after, _Stop
+from .test_loaders import BURGERS_MODEL, _burgers, _fit
+from .test_partial_checkpoint import _assert_same_run, _interrupt_after, _Stop
 
 
 def test_the_readout_hands_over_every_loss_in_order_with_one_read_per_group(monkeypatch):

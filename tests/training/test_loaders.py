@@ -23,7 +23,7 @@ from neuralop_fem.training import TrainConfig, Trainer, read_run_info
 from neuralop_fem.training import loaders as rd
 
 from .conftest import TINY_BURGERS, TINY_DARCY, set_args
-from .test_within_epoch import _assert_same_run, _interrupt_after, _Stop
+from .test_partial_checkpoint import _assert_same_run, _interrupt_after, _Stop
 
 CPU = torch.device("cpu")
 DROPOUT = {"encoder_dropout": 0.1, "ffn_dropout": 0.1}
