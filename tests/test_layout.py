@@ -68,6 +68,20 @@ def test_help_imports_neither_torch_nor_dask_nor_xarray():
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_zoo_list_and_show_load_no_model():
+    """Listing the zoo and printing a card read the cards only: neither torch nor xarray."""
+    proc = _run(
+        "import sys\n"
+        "from neuralop_fem.cli import main\n"
+        "from neuralop_fem.zoo import available\n"
+        "assert main(['zoo', 'list']) == 0\n"
+        "assert main(['zoo', 'show', available()[0]]) == 0\n"
+        "print(sorted(m for m in ('torch', 'dask', 'xarray') if m in sys.modules))\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
 def _python_files(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 

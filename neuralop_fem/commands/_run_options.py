@@ -11,9 +11,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ..data.io import load_dataset
 from ..errors import ConfigError, InputError
-from ..evaluation.run_evaluation import parse_indices
 from ..path_options import check_problem, input_dir_problem, option_error
 from ..zoo import PLANNED, PREFIX, available, entry_dir, resolve_run_dir
 
@@ -75,6 +73,12 @@ def check_indices(spec: str, data: Path, option: str = "--indices") -> None:
     """
     if spec in ("test", "all"):
         return
+    # deferred: torch (the run options also serve `zoo list` and `zoo show`, which load no model)
+    from ..data.io import load_dataset
+
+    # deferred: torch (as above: the evaluation imports torch)
+    from ..evaluation.run_evaluation import parse_indices
+
     with load_dataset(data) as ds:
         n_samples = int(ds.sizes["sample"])
     try:

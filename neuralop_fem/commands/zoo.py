@@ -14,9 +14,15 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..safe_text import printable, printable_lines
-from ..zoo import CARD_MD, PREFIX, available, entry_dir, planned_missing, read_card
-from ..zoo.card import summary_row
-from ..zoo.pack import add_to_zoo, replace_verdict
+from ..zoo import (
+    CARD_MD,
+    PREFIX,
+    available,
+    entry_dir,
+    planned_missing,
+    read_card,
+    summary_row,
+)
 from ._options import (
     check_input_file,
     device,
@@ -127,6 +133,9 @@ def _add(args: argparse.Namespace) -> int:
                f"before `add` and {str(args.zoo_out)!r} after it.")
         raise UsageError(msg)
 
+    # deferred: torch (packing evaluates the model; `zoo list` and `zoo show` load none)
+    from ..zoo.pack import add_to_zoo
+
     target = add_to_zoo(args.run_dir, name=args.name, data=args.data,
                         resolutions=args.resolutions, report=args.report, root=root,
                         overwrite=args.overwrite,
@@ -136,6 +145,9 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _verdict(args: argparse.Namespace) -> int:
+    # deferred: torch (as for `zoo add`)
+    from ..zoo.pack import replace_verdict
+
     name = args.name.removeprefix(PREFIX)
     target = replace_verdict(name, args.report, args.zoo_dir)
     sys.stdout.write(f"replaced the fair verdict of {name}: {target / 'card.json'}\n")

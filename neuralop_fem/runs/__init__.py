@@ -8,7 +8,7 @@ record ``run.json`` as a frozen, typed :class:`RunRecord` (with :class:`DataReco
 ``run.json``; its files, its lock, the selected model's payload; :mod:`.operator` rebuilds
 the model from it: ``load_run``), the training settings a run
 records (:class:`TrainConfig` and the presets, :mod:`.train_config`), and where the zoo's run
-directories are (``zoo:NAME``, :mod:`.zoo_entries`; the weights file of an entry,
+directories are (``zoo:NAME``, :mod:`neuralop_fem.zoo_entries`; the weights file of an entry,
 :mod:`.weights`). Training writes runs through it; the surrogate, evaluation, the zoo and
 ``reproduce`` read them through it, by typed fields. It sits above the data and models and
 below training, and imports none of the packages above it.
@@ -16,6 +16,7 @@ below training, and imports none of the packages above it.
 
 from __future__ import annotations
 
+from ..zoo_entries import PREFIX, WEIGHTS, entry_dir, resolve_run_dir
 from .record import (
     RUN_FORMAT,
     STATUSES,
@@ -29,7 +30,6 @@ from .record import (
 from .run_dir import BEST, LAST, PARTIAL, RUN_FILES, RUN_JSON, RunDir, read_run_info, write_json
 from .train_config import TRAIN_PRESETS, TrainConfig, training_preset
 from .validation import Rollback, check_data_path, validate_run_info
-from .zoo_entries import PREFIX, WEIGHTS, entry_dir, resolve_run_dir
 
 __all__ = [
     "BEST",

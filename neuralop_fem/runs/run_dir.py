@@ -10,9 +10,9 @@ Layout of a run directory (written by :class:`~neuralop_fem.training.Trainer`)::
     loss_curve.png  train loss and validation error against the epoch
     .lock           held by the training process
 
-A zoo entry (:mod:`.zoo_entries`) is a run directory holding ``run.json``, the selected model
-as ``weights.safetensors`` and a model card. :class:`RunDir` is the only reader and writer of
-``run.json``: :meth:`RunDir.read` refuses a damaged or tampered file (a
+A zoo entry (:mod:`neuralop_fem.zoo_entries`) is a run directory holding ``run.json``, the
+selected model as ``weights.safetensors`` and a model card. :class:`RunDir` is the only reader
+and writer of ``run.json``: :meth:`RunDir.read` refuses a damaged or tampered file (a
 :class:`~neuralop_fem.errors.RunDirectoryError` naming the file and the field,
 :mod:`.validation`) and brings older field names to today's (:func:`~.record.migrate`);
 :meth:`RunDir.write` replaces the file atomically (:mod:`neuralop_fem.files`).
@@ -31,10 +31,10 @@ from typing import Any
 from ..errors import RunDirectoryError
 from ..files import ExclusiveLock, remove_stale_temporaries, write_text_atomic
 from ..models.io import load_torch_file
+from ..zoo_entries import WEIGHTS, read_entry_card, resolve_run_dir
 from .record import RunRecord, migrate
 from .validation import check_data_path, read_json_file, validate_run_info
 from .weights import read_payload, verify_weights
-from .zoo_entries import WEIGHTS, read_entry_card, resolve_run_dir
 
 __all__ = ["BEST", "CURVE", "LAST", "LOCK", "METRICS", "PARTIAL", "RETRY", "RUN_FILES",
            "RUN_JSON", "RunDir", "read_run_info", "write_json"]

@@ -31,7 +31,7 @@ from ..data.provenance import solver_from_record
 from ..errors import InputError, RunDirectoryError
 from ..models.size import check_resolution
 from ..runs import RunDir, RunRecord
-from ..runs.zoo_entries import PREFIX, entry_dir
+from ..zoo_entries import PREFIX, entry_dir
 from .diagnostics import prediction_residual
 from .inference import (
     CPU_BATCH,

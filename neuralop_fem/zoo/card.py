@@ -26,9 +26,9 @@ from typing import Any
 
 from ..runs import RunRecord, rerun_commands
 from ..runs.train_config import recorded_float32_parts
+from . import output_resolution
 
-__all__ = ["CARD_FORMAT", "generate_command", "render_markdown", "summary_row",
-           "train_command"]
+__all__ = ["CARD_FORMAT", "generate_command", "render_markdown", "train_command"]
 
 CARD_FORMAT = "neuralop_fem.zoo.card/1"
 
@@ -55,27 +55,6 @@ def train_command(record: RunRecord, data: str, out: str) -> str:
 
 def _e(value: object) -> str:
     return f"{value:.3e}" if isinstance(value, int | float) else "-"
-
-
-def _output_resolution(training: Mapping[str, Any]) -> int:
-    """The grid a model's output is on (older cards: its training resolution)."""
-    return training.get("output_resolution") or training["resolution"]
-
-
-def summary_row(card: Mapping[str, Any]) -> dict[str, Any]:
-    """Name, problem, preset, test error at the training resolution, parameters, weight bytes.
-
-    ``grid`` names where that error was measured: the resolution, or ``"141 -> 36"`` for a model
-    whose output grid is coarser than its input (the inverse problem).
-    """
-    train_n = card["training"]["resolution"]
-    out_n = _output_resolution(card["training"])
-    errors = {e["resolution"]: e for e in card["test"]["errors"]}
-    own = errors.get(train_n) or card["test"]["errors"][0]
-    grid = f"{train_n} -> {out_n}" if own["resolution"] == train_n != out_n else own["resolution"]
-    return {"name": card["name"], "problem": card["problem"], "preset": card["preset"],
-            "resolution": own["resolution"], "grid": str(grid), "rel_l2": own["rel_l2_mean"],
-            "n_parameters": card["n_parameters"], "bytes": card["weights"]["bytes"]}
 
 
 def _precision(training: Mapping[str, Any]) -> str:
@@ -183,7 +162,7 @@ def render_markdown(card: Mapping[str, Any], *, zoo_dir: str | None = None) -> s
         f"{len(card['test']['indices'])} test samples (indices "
         f"{card['test']['indices'][0]}..{card['test']['indices'][-1]} of the dataset), the "
         "model selected on the validation split:", "",
-        *_lines_errors(card["test"]["errors"], t["resolution"], _output_resolution(t)),
+        *_lines_errors(card["test"]["errors"], t["resolution"], output_resolution(t)),
         "", "## Data", "",
         f"{d['n_samples']} samples at {d['resolution']}, dataset seed {d['dataset_seed']}, "
         f"checksum of {', '.join(d['checksum_variables'])}: `{d['checksum']}`. Regenerate:", "",

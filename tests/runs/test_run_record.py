@@ -18,7 +18,7 @@ from neuralop_fem.runs import (
     read_run_info,
     resolve_run_dir,
 )
-from neuralop_fem.runs.zoo_entries import ENTRIES, available
+from neuralop_fem.zoo_entries import ENTRIES, available
 from tests._surrogate_fixtures import tiny_burgers_run
 
 SHIPPED = available()

@@ -5,7 +5,9 @@ package data: its ``run.json``, the weights as ``weights.safetensors`` and the m
 ``card.json``. Wherever a run directory is accepted (``load_trained``, ``Surrogate.load``,
 ``evaluate_run``, ``compare_run``, the command line's RUN_DIR), ``zoo:NAME`` names one:
 :func:`resolve_run_dir` is the one place that resolves it. This module imports neither torch
-nor numpy, and not the zoo package (which packs runs and writes cards, above the run record).
+nor numpy, and not the zoo package (which packs runs and writes cards, above the run record):
+it is a core module, so that the run record (:mod:`neuralop_fem.runs`), which resolves
+``zoo:NAME``, and the zoo, which lists its models without loading any, both stand on it.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from .errors import InputError
 
 __all__ = ["CARD", "CARD_MD", "ENTRIES", "PLANNED", "PREFIX", "WEIGHTS", "available",
            "entry_dir", "is_entry", "planned_missing", "read_entry_card", "resolve_run_dir"]
 
 #: The directory of the packaged entries.
-ENTRIES = Path(__file__).resolve().parent.parent / "zoo" / "entries"
+ENTRIES = Path(__file__).resolve().parent / "zoo" / "entries"
 #: What names a zoo model where a run directory is expected: ``zoo:NAME``.
 PREFIX = "zoo:"
 #: File names of an entry beside its ``run.json``.
