@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from neuralop_fem.cli import COMMANDS, build_parser, command_line_wording, run_reporting
-from neuralop_fem.commands._options import path_options
 from neuralop_fem.data import generate
+from neuralop_fem.path_options import path_options
 
 ROOT = Path(__file__).resolve().parents[1]
 

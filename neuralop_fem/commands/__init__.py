@@ -13,6 +13,7 @@ scripts that want the same checks and messages.
 
 from __future__ import annotations
 
-from ._options import check_paths_apart, float_range, input_file, int_range
+from ..number_options import float_range, int_range
+from ..path_options import check_paths_apart, input_file
 
 __all__: list[str] = ["check_paths_apart", "float_range", "input_file", "int_range"]

@@ -1,17 +1,16 @@
-"""Option types shared by the commands (private): the numbers' (from
-:mod:`neuralop_fem.number_options`), the paths' and their checks (from
-:mod:`neuralop_fem.path_options`), the device, the sample indices and the help text.
+"""Option types of the commands that are theirs alone (private): the device, the sample
+indices and the help text. The numbers' types are :mod:`neuralop_fem.number_options`', the
+paths' types and checks :mod:`neuralop_fem.path_options`' (the command line shares those).
 
 The argparse types turn a bad value into a one-line usage error (exit status 2) while the
 command line is parsed, before anything is imported or computed:
 
->>> positive = int_range(1)
->>> positive("3")
-3
->>> positive("0")
+>>> device("cuda:1")
+'cuda:1'
+>>> device("gpu")
 Traceback (most recent call last):
 ...
-argparse.ArgumentTypeError: must be an integer >= 1; got '0'
+argparse.ArgumentTypeError: must be auto, cpu, cuda or cuda:K; got 'gpu'
 """
 
 from __future__ import annotations
@@ -19,44 +18,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from ..number_options import INT64_MAX, float_range, int_range
-from ..path_options import (
-    check_input_dir,
-    check_input_file,
-    check_new_output_dir,
-    check_output_apart,
-    check_output_dir,
-    check_output_file,
-    check_paths_apart,
-    input_dir,
-    input_file,
-    naming,
-    output_dir,
-    output_file,
-    path_options,
-)
-
-__all__ = [
-    "INT64_MAX",
-    "check_input_dir",
-    "check_input_file",
-    "check_new_output_dir",
-    "check_output_apart",
-    "check_output_dir",
-    "check_output_file",
-    "check_paths_apart",
-    "device",
-    "float_range",
-    "indices",
-    "input_dir",
-    "input_file",
-    "int_range",
-    "naming",
-    "output_dir",
-    "output_file",
-    "path_options",
-    "plain_text",
-]
+__all__ = ["device", "indices", "plain_text"]
 
 _ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
 _LITERAL = re.compile(r"``([^`]*)``")

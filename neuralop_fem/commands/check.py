@@ -15,7 +15,8 @@ import sys
 from ..data import load_dataset
 from ..data.peers.check import check_labels
 from ..files import write_json_atomic
-from ._options import check_input_file, check_output_file, input_file, int_range, output_file
+from ..number_options import int_range
+from ..path_options import check_input_file, check_output_file, input_file, output_file
 
 __all__ = ["register", "run"]
 

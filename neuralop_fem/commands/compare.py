@@ -22,18 +22,10 @@ from solvers.problems import PROBLEMS
 
 from ..errors import UsageError
 from ..evaluation import compare_run
+from ..number_options import int_range
+from ..path_options import check_input_file, check_new_output_dir, input_file, naming, output_dir
 from ..training.distributed import resolve_device
-from ._options import (
-    check_input_file,
-    check_new_output_dir,
-    device,
-    indices,
-    input_file,
-    int_range,
-    naming,
-    output_dir,
-    plain_text,
-)
+from ._options import device, indices, plain_text
 from ._run_options import check_indices, check_run_dir, run_dir
 
 __all__ = ["register", "run"]

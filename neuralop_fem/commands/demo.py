@@ -34,17 +34,12 @@ from ..errors import ConfigError
 from ..evaluation import compare_run
 from ..files import write_json_atomic
 from ..models import PRESETS
+from ..number_options import int_range
+from ..path_options import check_new_output_dir, naming, output_dir
 from ..runs.train_config import TrainConfig
 from ..training.distributed import resolve_device
 from ..training.trainer import Trainer
-from ._options import (
-    check_new_output_dir,
-    device,
-    int_range,
-    naming,
-    output_dir,
-    plain_text,
-)
+from ._options import device, plain_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np

@@ -17,19 +17,18 @@ from typing import TYPE_CHECKING
 from ..errors import UsageError
 from ..evaluation import evaluate_run
 from ..files import write_json_atomic, write_text_atomic
-from ..training.distributed import resolve_device
-from ..zoo import is_entry
-from ._options import (
+from ..number_options import int_range
+from ..path_options import (
     check_input_file,
     check_output_apart,
     check_output_dir,
     check_output_file,
-    device,
-    indices,
     input_file,
-    int_range,
     output_file,
 )
+from ..training.distributed import resolve_device
+from ..zoo import is_entry
+from ._options import device, indices
 from ._run_options import check_indices, check_run_dir, run_dir
 
 if TYPE_CHECKING:  # pragma: no cover

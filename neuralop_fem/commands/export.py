@@ -13,7 +13,7 @@ import sys
 
 from ..data import load_dataset
 from ..data.peers import export_neuralop, export_pdebench
-from ._options import check_input_file, check_output_file, input_file, output_file
+from ..path_options import check_input_file, check_output_file, input_file, output_file
 
 __all__ = ["register", "run"]
 

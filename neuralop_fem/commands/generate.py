@@ -20,13 +20,10 @@ from typing import Any
 from ..data import generation
 from ..data.generation.config import config_class
 from ..errors import DatasetError
+from ..number_options import int_range
+from ..path_options import check_output_file, output_file
 from ..problems import kits
 from ..problems.peer_presets import PEER_PRESETS, get_preset
-from ._options import (
-    check_output_file,
-    int_range,
-    output_file,
-)
 
 __all__ = ["register", "run"]
 

@@ -19,8 +19,9 @@ import sys
 
 from ..data.peers import import_neuralop, import_pdebench
 from ..errors import UsageError
+from ..number_options import float_range
+from ..path_options import check_input_file, check_output_file, input_file, output_file
 from ..problems import get_kit, kits
-from ._options import check_input_file, check_output_file, float_range, input_file, output_file
 
 __all__ = ["register", "run"]
 

@@ -14,14 +14,9 @@ import sys
 
 from ..data.matlab import import_mat
 from ..errors import UsageError
+from ..number_options import float_range
+from ..path_options import check_input_file, check_output_file, input_file, output_file
 from ..problems import kits
-from ._options import (
-    check_input_file,
-    check_output_file,
-    float_range,
-    input_file,
-    output_file,
-)
 
 __all__ = ["register", "run"]
 

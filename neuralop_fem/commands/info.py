@@ -20,11 +20,8 @@ from ..data.float_paths import describe_float_paths
 from ..data.grids import dataset_grid, describe_grid
 from ..data.io import read_values, verify_dataset
 from ..data.provenance import ValuesDigest, field_names, read_record
+from ..path_options import check_input_file, input_file
 from ..safe_text import printable
-from ._options import (
-    check_input_file,
-    input_file,
-)
 
 __all__ = ["describe", "register", "run"]
 

@@ -16,7 +16,8 @@ import sys
 from ..data import load_dataset
 from ..data.plotting import plot_samples
 from ..errors import UsageError
-from ._options import check_input_file, check_output_dir, input_file, int_range, output_dir
+from ..number_options import int_range
+from ..path_options import check_input_file, check_output_dir, input_file, output_dir
 
 __all__ = ["register", "run"]
 

@@ -13,10 +13,11 @@ from pathlib import Path
 
 from ..data.fingerprint import SAME_VALUES_RTOL
 from ..errors import InputError
+from ..number_options import float_range, int_range
+from ..path_options import check_output_apart, input_dir, input_file
 from ..reproduce.driver import REFERENCE_SEED, ReproduceSettings, reproduce
 from ..reproduce.record import build_row, check_data, load_results, merge_rows, save_results
 from ..reproduce.rows import upgrade_legacy
-from ._options import check_output_apart, float_range, input_dir, input_file, int_range
 
 __all__ = ["register", "run"]
 

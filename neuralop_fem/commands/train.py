@@ -25,19 +25,13 @@ from ..environment import threads_note
 from ..errors import ConfigError, TrainingDivergedError, UsageError
 from ..models.presets import ModelConfig, model_preset, preset_names
 from ..models.size import check_model_size
+from ..number_options import float_range, int_range
+from ..path_options import check_input_file, check_output_dir, input_file, output_dir
 from ..training import TrainConfig, Trainer, fit_to_data, training_preset
 from ..training.loggers import LOGGERS, check_backend, make_logger
 from ..training.optim import schedule_note
 from ._config_file import FileConfig, dump_config, format_of, read_config
-from ._options import (
-    check_input_file,
-    check_output_dir,
-    device,
-    float_range,
-    input_file,
-    int_range,
-    output_dir,
-)
+from ._options import device
 
 __all__ = ["apply_overrides", "register", "resolve", "run"]
 

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from ..number_options import int_range
+from ..path_options import check_input_file, input_dir, input_file, output_dir
 from ..safe_text import printable, printable_lines
 from ..zoo import (
     CARD_MD,
@@ -23,14 +25,7 @@ from ..zoo import (
     read_card,
     summary_row,
 )
-from ._options import (
-    check_input_file,
-    device,
-    input_dir,
-    input_file,
-    int_range,
-    output_dir,
-)
+from ._options import device
 from ._run_options import check_run_dir, run_dir
 
 __all__ = ["register", "run"]
