@@ -52,10 +52,15 @@ def _sources(rev: str | None) -> dict[str, str]:
     return out
 
 
-def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom,
-             known: set[str]) -> set[str]:
+def node_targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom,
+                 known: set[str]) -> set[str]:
+    """The modules of ``known`` that one import statement of ``module`` imports.
+
+    ``from package import name`` counts as importing ``package.name`` when that is a module,
+    else ``package``; a dotted name that is not a module counts as its longest known prefix.
+    """
     if isinstance(node, ast.Import):
-        names = [alias.name for alias in node.names]
+        targets = [alias.name for alias in node.names]
     else:
         base = module.split(".") if is_package else module.split(".")[:-1]
         if node.level:
@@ -63,14 +68,24 @@ def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom,
             stem = ".".join(base + ([node.module] if node.module else []))
         else:
             stem = node.module or ""
-        names = [stem] + [f"{stem}.{alias.name}" for alias in node.names]
+        targets = [f"{stem}.{alias.name}" if f"{stem}.{alias.name}" in known else stem
+                   for alias in node.names]
     found = set()
-    for name in names:
-        while name and name not in known:
-            name = name.rpartition(".")[0]
-        if name and name != module:
-            found.add(name)
+    for target in targets:
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        if target and target != module:
+            found.add(target)
     return found
+
+
+def imported_modules(module: str, is_package: bool, source: str, known: set[str]) -> set[str]:
+    """The modules of ``known`` that ``module`` imports anywhere in ``source``: inside
+    functions and ``if TYPE_CHECKING:`` blocks too (a type named in an annotation is a
+    dependency as much as a call)."""
+    return {target for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for target in node_targets(module, is_package, node, known)}
 
 
 def part(module: str) -> str:
@@ -94,7 +109,7 @@ def figures(sources: dict[str, str], is_package: dict[str, bool]) -> dict[str, o
                   for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                targets = _targets(module, is_package[module], node, known)
+                targets = node_targets(module, is_package[module], node, known)
                 for target in targets:
                     if part(target) != part(module):
                         arrows[part(module)].add(part(target))
@@ -120,34 +135,40 @@ def figures(sources: dict[str, str], is_package: dict[str, bool]) -> dict[str, o
     for p in sorted(parts):
         stand(p, ())
     back = sorted(f"{a} -> {b}" for a in arrows for b in arrows[a] if floor[b] >= floor[a])
-    loops = [sorted(c) for c in _loops(arrows) if len(c) > 1]
+    loops = cycles(arrows)
     return {"floors": max(floor.values()), "floor": floor, "back": back, "loops": loops,
             "inside": inside, "total": total, "run_json": sorted(set(run_json))}
 
 
-def _loops(graph: dict[str, set[str]]) -> list[list[str]]:
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one node, each sorted
+    (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
+    on_stack: set[str] = set()
     found: list[list[str]] = []
 
     def visit(v: str) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
+        on_stack.add(v)
         for w in sorted(graph.get(v, ())):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
-            elif w in stack:
+            elif w in on_stack:
                 low[v] = min(low[v], index[w])
         if low[v] == index[v]:
-            group = []
+            component = []
             while True:
                 w = stack.pop()
-                group.append(w)
+                on_stack.discard(w)
+                component.append(w)
                 if w == v:
                     break
-            found.append(group)
+            if len(component) > 1:
+                found.append(sorted(component))
 
     for v in sorted(graph):
         if v not in index:

@@ -17,6 +17,17 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("solvers", "neuralop_fem")
 
 
+def _load_script(name: str):  # noqa: ANN202 - a module
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: ``scripts/layout_figures.py``: how the imports are read, for the checks below too.
+FIGURES = _load_script("layout_figures")
+
+
 def _packages() -> list[str]:
     out = []
     for top in PACKAGES:
@@ -301,74 +312,17 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported_modules(path: Path, name: str, known: set[str]) -> set[str]:
-    """The modules of ``known`` that the module ``name`` (file ``path``) imports, at any place
-    in the file: inside functions and ``if TYPE_CHECKING:`` blocks too (a type named in an
-    annotation is a dependency as much as a call). ``from package import name`` counts as
-    importing ``package.name`` when that is a module, else ``package``."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")
-            if node.level:
-                base = base[: len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            targets = [f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module
-                       for alias in node.names]
-        else:
-            continue
-        for target in targets:
-            while target and target not in known:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                out.add(target)
-    return out
-
-
 def _import_graph() -> dict[str, set[str]]:
+    """Module -> the modules it imports, anywhere in its file (``scripts/layout_figures.py``'s
+    reading of imports, the one that docs/layout.md's figures come from)."""
     files = {_module_name(p): p for top in PACKAGES for p in _python_files(top)}
     known = set(files)
-    return {name: _imported_modules(path, name, known) for name, path in files.items()}
+    return {name: FIGURES.imported_modules(name, path.name == "__init__.py", path.read_text(),
+                                           known)
+            for name, path in files.items()}
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
+_cycles = FIGURES.cycles
 
 
 def _package_of(module: str) -> str:

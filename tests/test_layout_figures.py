@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.test_layout import FIGURES, ROOT
+
 SCRIPT = ROOT / "scripts" / "layout_figures.py"
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("layout_figures", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_floors_loops_and_deferred_imports_of_a_small_tree():
@@ -33,7 +25,7 @@ def test_floors_loops_and_deferred_imports_of_a_small_tree():
     }
     packages = {m: m in ("solvers", "neuralop_fem", "neuralop_fem.data", "neuralop_fem.models",
                          "neuralop_fem.runs", "neuralop_fem.zoo") for m in sources}
-    f = _script().figures(sources, packages)
+    f = FIGURES.figures(sources, packages)
     assert f["loops"] == [["neuralop_fem.data", "neuralop_fem.models"]]
     assert f["floor"]["solvers"] == 1
     assert f["floor"]["neuralop_fem.errors"] == 2
