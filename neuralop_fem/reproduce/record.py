@@ -23,6 +23,7 @@ from ..evaluation import evaluate_run
 from ..runs import DataRecord, RunDir, RunRecord, training_preset
 from ..runs.rerun_commands import changes, train_command
 from .entries import spec_of
+from .goals import load_goals
 from .identity import data_matches, record_identical, same_values_checksum
 from .results import write_results
 from .rows import (
@@ -217,7 +218,8 @@ def load_results(path: Path) -> dict[str, Any]:
     Raises
     ------
     DatasetError
-        ``path`` is not JSON, or not an object with a ``runs`` object.
+        ``path`` is not JSON, not an object with a ``runs`` object, or its ``goals`` are not
+        goals (:func:`~neuralop_fem.reproduce.goals.load_goals`).
     """
     if not path.is_file():
         return {"runs": {}}
@@ -229,6 +231,10 @@ def load_results(path: Path) -> dict[str, Any]:
     if not isinstance(results, dict) or not isinstance(results.get("runs"), dict):
         msg = f"{path}: not a results file (expected an object with `runs`)"
         raise DatasetError(msg)
+    try:
+        load_goals(results)
+    except DatasetError as exc:
+        raise DatasetError(f"{path}: {exc}") from None
     return results
 
 

@@ -3,7 +3,8 @@
 :func:`aggregate` groups the rows of ``reproduction.json`` by everything but the seed and gives
 the mean and spread over the seeds of the test error per resolution; :func:`markdown` writes
 them beside the paper's numbers (each problem's reproduction entry,
-:func:`~neuralop_fem.reproduce.rows.paper_value`).
+:func:`~neuralop_fem.reproduce.rows.paper_value`), followed by the goals beyond the paper and
+whether the rows meet them (:mod:`~neuralop_fem.reproduce.goals`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..runs.train_config import RESUME_FREE_FIELDS, added_defaults, recorded_float32_parts
+from .goals import goals_markdown, load_goals
 from .rows import paper_value
 
 __all__ = ["aggregate", "group_key", "markdown"]
@@ -82,7 +84,8 @@ def _fmt_group(g: dict[str, Any], n: str) -> str:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    """``reproduction.md``: one line per (group, resolution); details in the JSON."""
+    """``reproduction.md``: one line per (group, resolution), then the goals beyond the paper
+    (:mod:`~neuralop_fem.reproduce.goals`) if the results name any; details in the JSON."""
     groups = aggregate(list(results["runs"].values()))
     lines = [
         "# Reproduction of Cao 2021 (Tables 2a/2b/3)", "",
@@ -105,4 +108,5 @@ def markdown(results: dict[str, Any]) -> str:
             lines.append(_fmt_group(g, n))
     lines += ["", "Train time: wall time of one training run (per-epoch validation included); CPU "
               "runs share a 2-core machine with other jobs unless the row says otherwise.", ""]
+    lines += goals_markdown(load_goals(results), groups)
     return "\n".join(lines)
