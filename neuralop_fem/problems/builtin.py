@@ -23,6 +23,8 @@ _BURGERS_U = "velocity u of the viscous Burgers equation u_t + u u_x = nu u_xx"
 
 BURGERS = ProblemKit(
     name="burgers",
+    # periodic and free of x; u_t + u u_x = nu u_xx keeps its form under u(x) -> -u(-x)
+    symmetries=("shift", "reflect-negate"),
     fields={U0: (SAMPLE, X), U: (SAMPLE, X)},
     optional_fields={U_T: (SAMPLE, TIME, X)},
     variable_attrs={
@@ -101,6 +103,8 @@ BURGERS = ProblemKit(
 
 DARCY = ProblemKit(
     name="darcy",
+    # constant forcing, u = 0 on the whole boundary, isotropic coefficients
+    symmetries=("d4",),
     fields={A: (SAMPLE, X, Y), U: (SAMPLE, X, Y)},
     variable_attrs={
         A: {"units": "1", "long_name": "coefficient a(x, y)",
@@ -161,6 +165,7 @@ DARCY = ProblemKit(
 
 DARCY_INVERSE = ProblemKit(
     name="darcy-inverse",
+    symmetries=("d4",),  # u -> a commutes with the square's rotations and reflections
     dataset="neuralop_fem.data.datasets:DarcyInverseDataset",
     ood_features=("log_rms", "log_gradient_ratio"),
     ood_statistics="neuralop_fem.data.ood:solution_statistics",

@@ -125,6 +125,11 @@ class ProblemKit:
         Its :class:`~neuralop_fem.problems.reproduction.ReproductionSpec` (the sizes, grids
         and paper's numbers of ``neuralop-fem reproduce``), a reference to one, or None: the
         problem has no reproduction entry.
+    symmetries
+        Exact symmetries of its solution operator that training may move samples by
+        (``TrainConfig.augment="symmetries"``; kinds of
+        :data:`neuralop_fem.training.augment.SYMMETRIES`, e.g. ``("shift", "reflect-negate")``
+        for Burgers, ``("d4",)`` for Darcy); empty: none stated.
     torch_solvers
         The torch twins of its numpy solvers: short solver name (a key of the Problem's
         ``solvers``) -> the twin class or a reference to one, with a ``from_solver(solver, *,
@@ -155,6 +160,7 @@ class ProblemKit:
     presets: Ref = None
     reproduction: Ref = None
     torch_solvers: Mapping[str, Ref] = field(default_factory=dict)
+    symmetries: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("fields", "optional_fields", "variable_attrs", "train_defaults",
@@ -162,6 +168,10 @@ class ProblemKit:
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "half_lr_attentions", frozenset(self.half_lr_attentions))
         _check_peer_formats(self)
+        if not isinstance(self.symmetries, tuple) or not all(
+                isinstance(s, str) and s for s in self.symmetries):
+            msg = f"`symmetries` must be a tuple of names; got {self.symmetries!r}."
+            raise InputError(msg)
         if isinstance(self.chunk_size, bool) or not isinstance(self.chunk_size, int) \
                 or self.chunk_size < 1:
             msg = f"`chunk_size` must be an integer >= 1; got {self.chunk_size!r}."

@@ -76,28 +76,35 @@ class Goal:
             wrong type or range; the message names ``where`` and the field.
         """
         if not isinstance(raw, dict):
-            raise DatasetError(f"{where}: must be an object; got {type(raw).__name__}")
+            msg = f"{where}: must be an object; got {type(raw).__name__}"
+            raise DatasetError(msg)
         unknown = sorted(set(raw) - _FIELDS)
         if unknown:
-            raise DatasetError(f"{where}: unknown field(s) {unknown}; expected some of "
-                               f"{sorted(_FIELDS)}")
+            msg = (f"{where}: unknown field(s) {unknown}; expected some of "
+                   f"{sorted(_FIELDS)}")
+            raise DatasetError(msg)
         for name in ("preset", "data", "n", "reference"):
             if not isinstance(raw.get(name), str) or not raw[name]:
-                raise DatasetError(f"{where}.{name}: must be a non-empty string; got "
-                                   f"{raw.get(name)!r}")
+                msg = (f"{where}.{name}: must be a non-empty string; got "
+                       f"{raw.get(name)!r}")
+                raise DatasetError(msg)
         at_most = raw.get("at_most")
         if (isinstance(at_most, bool) or not isinstance(at_most, (int, float))
                 or not math.isfinite(at_most) or at_most <= 0):
-            raise DatasetError(f"{where}.at_most: must be a finite number > 0; got {at_most!r}")
+            msg = f"{where}.at_most: must be a finite number > 0; got {at_most!r}"
+            raise DatasetError(msg)
         seeds = raw.get("seeds")
         if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-            raise DatasetError(f"{where}.seeds: must be an int >= 1; got {seeds!r}")
+            msg = f"{where}.seeds: must be an int >= 1; got {seeds!r}"
+            raise DatasetError(msg)
         curves = raw.get("curves", [])
         if not isinstance(curves, list) or not all(isinstance(c, str) and c for c in curves):
-            raise DatasetError(f"{where}.curves: must be a list of file names; got {curves!r}")
+            msg = f"{where}.curves: must be a list of file names; got {curves!r}"
+            raise DatasetError(msg)
         tried = raw.get("tried", "")
         if not isinstance(tried, str):
-            raise DatasetError(f"{where}.tried: must be a string; got {tried!r}")
+            msg = f"{where}.tried: must be a string; got {tried!r}"
+            raise DatasetError(msg)
         return cls(preset=raw["preset"], data=raw["data"], n=raw["n"], at_most=float(at_most),
                    seeds=seeds, reference=raw["reference"], curves=tuple(curves), tried=tried)
 
@@ -112,7 +119,8 @@ def load_goals(results: dict[str, Any]) -> list[Goal]:
     """
     raw = results.get("goals", [])
     if not isinstance(raw, list):
-        raise DatasetError(f"goals: must be a list; got {type(raw).__name__}")
+        msg = f"goals: must be a list; got {type(raw).__name__}"
+        raise DatasetError(msg)
     return [Goal.from_dict(g, where=f"goals[{i}]") for i, g in enumerate(raw)]
 
 

@@ -234,7 +234,8 @@ def load_results(path: Path) -> dict[str, Any]:
     try:
         load_goals(results)
     except DatasetError as exc:
-        raise DatasetError(f"{path}: {exc}") from None
+        msg = f"{path}: {exc}"
+        raise DatasetError(msg) from None
     return results
 
 

@@ -39,6 +39,7 @@ from ..problems import get_kit
 
 __all__ = [
     "AMP_CHOICES",
+    "AUGMENT_CHOICES",
     "DATA_ON_DEVICE_CHOICES",
     "OPTIMIZERS",
     "SCHEDULERS",
@@ -70,6 +71,8 @@ _RECORDED_BEFORE = {"amp": "none"}
 
 
 _TARGET_NORMALIZERS = ("reference", "global")
+#: ``TrainConfig.augment``: the samples as stored, or moved by the problem's symmetries.
+AUGMENT_CHOICES = ("none", "symmetries")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,6 +177,12 @@ class TrainConfig(FrozenConfig):
         training targets and grid points, so the network's output is O(1) whatever the target's
         scale (Burgers at viscosity 0.1, whose u(1) is about 60 times smaller than u0, trains
         stably only with it; docs/training.md). The relative losses are unchanged by it.
+    augment : {"none", "symmetries"}
+        ``"symmetries"``: each training sample is moved by a random element of the problem's
+        symmetry group as its grid keeps it (Burgers: periodic shifts and ``u(x) -> -u(-x)``;
+        Darcy, forward and inverse: the 8 rotations and reflections of the square;
+        :mod:`~neuralop_fem.training.augment`), so the model sees more distinct pairs; the
+        validation and test samples are not moved. ``"none"`` (default): the samples as stored.
     divergence_factor : float
         The divergence guard (:mod:`.divergence`): an epoch whose mean training loss exceeds
         this many times the lowest epoch mean before it (or is not finite) is undone and
@@ -220,6 +229,7 @@ class TrainConfig(FrozenConfig):
     noise: float = 0.0
     num_workers: int = 0
     target_normalizer: str = "reference"
+    augment: str = "none"
     checkpoint_minutes: float = 10.0
     data_on_device: str = "auto"
     divergence_factor: float = 10.0
@@ -255,6 +265,7 @@ class TrainConfig(FrozenConfig):
             raise ConfigError(msg)
         self._set("target_normalizer",
                   choice(self.target_normalizer, "target_normalizer", _TARGET_NORMALIZERS))
+        self._set("augment", choice(self.augment, "augment", AUGMENT_CHOICES))
         factor = finite_float(self.divergence_factor, "divergence_factor")
         if factor != 0 and not factor > 1:
             msg = ("`divergence_factor` must be 0 (no divergence guard) or a number > 1; got "

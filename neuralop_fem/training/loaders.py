@@ -19,14 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
+from torch import nn
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from ..config_base import choice as check_choice
+from ..metrics import relative_l2
 from ..runs.train_config import DATA_ON_DEVICE_CHOICES
 
 __all__ = ["AUTO_FRACTION", "BATCH_KEYS", "DATA_ON_DEVICE_CHOICES", "ResidentDataset",
-           "collate_batch", "eval_loader", "item_bytes", "training_loader", "use_resident"]
+           "collate_batch", "eval_loader", "item_bytes", "split_errors", "training_loader",
+           "use_resident"]
 
 #: ``"auto"`` keeps the data on a GPU when it takes at most this part of the free memory.
 AUTO_FRACTION = 0.25
@@ -143,3 +147,17 @@ def eval_loader(dataset: Dataset, batch_size: int) -> DataLoader:
     """Batches of ``dataset`` in order (a :class:`ResidentDataset` or a per-sample one)."""
     return DataLoader(dataset, batch_size=batch_size, collate_fn=collate_batch
                       if isinstance(dataset, ResidentDataset) else None)
+
+
+@torch.no_grad()
+def split_errors(module: nn.Module, dataset: Dataset, *, device: torch.device,
+                 batch_size: int) -> np.ndarray:
+    """Per-sample relative L2 errors, shape ``(len(dataset),)``, of ``module`` (put in eval
+    mode) on ``dataset`` read in batches of ``batch_size``. The trainer passes the float32
+    operator also under ``amp="bf16"``: validation, test errors and every later use of the
+    weights (``load_trained``, ``Surrogate``) agree."""
+    module.eval()
+    out = [relative_l2(module(b["input"].to(device)).to("cpu", torch.float64).numpy(),
+                       b["target"].to("cpu", torch.float64).numpy())
+           for b in eval_loader(dataset, batch_size)]
+    return np.concatenate(out)

@@ -163,6 +163,8 @@ class TrainingData:
     dirichlet: tuple[bool, bool]
     provenance: dict[str, Any]
     ood_reference: dict[str, Any] | None = None
+    #: The data's grid convention (:func:`~neuralop_fem.data.grids.dataset_grid`).
+    grid: str = "nodes"
 
 
 def check_problem(data: xr.Dataset, config: TrainConfig, *, preset: str | None = None,
@@ -301,6 +303,7 @@ def build_training_data(
         dirichlet=dirichlet_edges(problem.name, grid, ds.attrs),
         provenance=dataset_provenance(ds, path),
         ood_reference=_ood_reference(ds, splits["train"], resolution, train, problem),
+        grid=grid,
     )
 
 

@@ -36,7 +36,6 @@ from torch import nn
 
 from ..environment import code_version
 from ..errors import ConfigError, RunDirectoryError
-from ..metrics import relative_l2
 from ..models import MODEL_FAMILIES, NormalizedOperator
 from ..models.presets import ModelConfig
 from ..runs import RunDir, RunRecord
@@ -47,10 +46,11 @@ from . import optim, run_state
 from . import partial_checkpoint as we
 from . import resume as rs
 from .amp import AmpChoice, AmpForward, bf16_deviation, bf16_warnings, resolve_amp, resumed
+from .augment import training_augmenter
 from .data_identity import with_moved_data
 from .determinism import enable_deterministic
 from .distributed import DistContext, GlobalBatchSampler
-from .loaders import eval_loader, training_loader
+from .loaders import split_errors, training_loader
 from .loss_readout import LossReadout, readout_interval
 from .losses import operator_loss
 from .optim import make_optimizer, make_scheduler
@@ -148,6 +148,8 @@ class Trainer:
         model = MODEL_FAMILIES[family][1](model_config)
         self.data: TrainingData = build_training_data(dataset, config, model=model, preset=preset,
                                                       path=path)
+        self.augmenter = training_augmenter(config.task, config.augment, self.data.grid,
+                                            seed=config.seed, rank=self.ctx.rank)
         self.operator = NormalizedOperator(
             model, input_normalizer=self.data.input_normalizer,
             output_normalizer=self.data.output_normalizer, dirichlet=self.data.dirichlet,
@@ -265,8 +267,12 @@ class Trainer:
         return run_state.run_record(self, status=status, results=results)
 
     # -- training ----------------------------------------------------------------------------
-    def _batch(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+    def _batch(self, batch: dict[str, torch.Tensor], index: int) -> dict[str, torch.Tensor]:
+        """The epoch's ``index``-th training batch on the device, moved by the problem's
+        symmetries under ``augment="symmetries"`` (:mod:`.augment`)."""
+        batch = {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+        return batch if self.augmenter is None else self.augmenter(batch, epoch=self.epoch,
+                                                                   index=index)
 
     def _loss(self, pred: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         gamma = self.config.gamma
@@ -299,7 +305,7 @@ class Trainer:
         clock = we.CheckpointClock(0 if self.ctx.distributed else self.config.checkpoint_minutes)
         losses = LossReadout(readout_interval(self.device), progress.batch, total)
         for i, batch in enumerate(batches, start=0 if within is None else within["batches_done"]):
-            batch = self._batch(batch)
+            batch = self._batch(batch, i)
             if i % k == 0:
                 self.optimizer.zero_grad(set_to_none=True)
             pred = self.train_module(batch["input"])
@@ -326,18 +332,11 @@ class Trainer:
         losses.flush()
         return self.ctx.mean(losses.total / n, self.device), lr
 
-    @torch.no_grad()
     def errors(self, module: nn.Module, dataset: torch.utils.data.Dataset) -> np.ndarray:
-        """Per-sample relative L2 errors of ``module`` on ``dataset`` (eval mode). The trainer
-        passes the float32 operator also under ``amp="bf16"``: validation, test errors and every
-        later use of the weights (``load_trained``, ``Surrogate``) agree."""
-        module.eval()
-        out = [
-            relative_l2(module(b["input"].to(self.device)).to("cpu", torch.float64).numpy(),
-                        b["target"].to("cpu", torch.float64).numpy())
-            for b in eval_loader(dataset, self.config.eval_batch_size)
-        ]
-        return np.concatenate(out)
+        """Per-sample relative L2 errors of ``module`` on ``dataset``
+        (:func:`.loaders.split_errors`; the float32 operator also under ``amp="bf16"``)."""
+        return split_errors(module, dataset, device=self.device,
+                            batch_size=self.config.eval_batch_size)
 
     def fit(
         self,

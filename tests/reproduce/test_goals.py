@@ -37,7 +37,8 @@ def _status(rows: list[dict[str, Any]], **changes: Any):
 def test_a_recipe_with_the_seeds_at_or_below_the_goal_meets_it() -> None:
     st = _status(_rows({1: 9.0e-4, 2: 1.1e-3}) + _rows({1: 2.0e-3, 2: 2.0e-3}, epochs=7))
     assert st.status == "met"
-    assert st.best is not None and st.best["errors"]["512"]["mean"] == pytest.approx(1.0e-3)
+    assert st.best is not None
+    assert st.best["errors"]["512"]["mean"] == pytest.approx(1.0e-3)
     assert st.tried == 2
 
 
@@ -45,7 +46,8 @@ def test_one_seed_below_the_goal_does_not_meet_a_two_seed_goal() -> None:
     rows = _rows({1: 1.2e-3, 2: 1.4e-3}) + _rows({1: 8.0e-4}, epochs=7)
     st = _status(rows)
     assert st.status == "missed"
-    assert st.best is not None and st.best["errors"]["512"]["mean"] == pytest.approx(1.3e-3)
+    assert st.best is not None
+    assert st.best["errors"]["512"]["mean"] == pytest.approx(1.3e-3)
     assert [g["label"] for g in st.promising] == ["epochs 7"]
     assert _status(rows, seeds=1).status == "met"
 
@@ -80,10 +82,13 @@ def test_the_markdown_states_each_goal_its_best_recipe_and_status() -> None:
     text = markdown(results)
     section = text[text.index("## Goals beyond the paper"):]
     line = next(x for x in section.splitlines() if x.startswith("| burgers-fno"))
-    assert "<= 1.00e-03 (2)" in line and "paper (2 seeds)" in line
-    assert "1.300e-03" in line and line.endswith("**missed** |")
+    assert "<= 1.00e-03 (2)" in line
+    assert "paper (2 seeds)" in line
+    assert "1.300e-03" in line
+    assert line.endswith("**missed** |")
     assert "epochs 7 is below the goal on 1 of 2 seeds (8.000e-04)." in section
-    assert "A longer run is training." in section and "](c.png)" in section
+    assert "A longer run is training." in section
+    assert "](c.png)" in section
     assert "## Goals" not in markdown({"runs": results["runs"]})
 
 
@@ -96,4 +101,5 @@ def test_a_results_file_with_a_bad_goal_is_one_line_naming_the_file(tmp_path: Pa
                            "--results", str(path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert len(proc.stderr.strip().splitlines()) == 1
-    assert "goals[0].seeds" in proc.stderr and "Traceback" not in proc.stderr
+    assert "goals[0].seeds" in proc.stderr
+    assert "Traceback" not in proc.stderr
