@@ -15,7 +15,8 @@
 #      darcy-inverse-galerkin (noise 0.01) at the paper's settings (1024/100/100, 100 epochs,
 #      batch 4), burgers-galerkin and burgers-fourier at 400 epochs of the long recipe
 #      (peak lr 5e-4, gamma 0.5), the Fourier Transformer with two seeds, and its float32 and
-#      bf16 (float32 parts) runs of one seed.
+#      bf16 (float32 parts) runs of one seed. The zoo's burgers-fourier is now the 600-epoch
+#      run of scripts/train_beyond_paper.sh (runs/beyond/burgers-fourier-600).
 # Pack a finished run with the `neuralop-fem zoo add` command docs/training.md gives.
 set -uo pipefail
 cd "$(dirname "$0")/.."
