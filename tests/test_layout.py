@@ -68,26 +68,25 @@ def test_documented_imports_give_the_documented_objects_in_a_fresh_interpreter()
     assert proc.stdout.strip() == "ok", proc.stderr
 
 
+def _heavy_modules_after(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` after importing the command line, then print which of torch, dask and
+    xarray it loaded (the last line of stdout)."""
+    return _run("import sys\nfrom neuralop_fem.cli import main\n" + code
+                + "print(sorted(m for m in ('torch', 'dask', 'xarray') if m in sys.modules))\n")
+
+
 def test_help_imports_neither_torch_nor_dask_nor_xarray():
-    proc = _run(
-        "import sys\n"
-        "from neuralop_fem.cli import main\n"
-        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('torch', 'dask', 'xarray') if m in sys.modules))\n"
-    )
+    proc = _heavy_modules_after("try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_zoo_list_and_show_load_no_model():
     """Listing the zoo and printing a card read the cards only: neither torch nor xarray."""
-    proc = _run(
-        "import sys\n"
-        "from neuralop_fem.cli import main\n"
+    proc = _heavy_modules_after(
         "from neuralop_fem.zoo import available\n"
         "assert main(['zoo', 'list']) == 0\n"
         "assert main(['zoo', 'show', available()[0]]) == 0\n"
-        "print(sorted(m for m in ('torch', 'dask', 'xarray') if m in sys.modules))\n"
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"

@@ -21,7 +21,7 @@ its status; nothing is typed in by hand but the goal itself and, in words, what 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,6 @@ from ..errors import DatasetError
 
 __all__ = ["Goal", "GoalStatus", "goal_status", "goals_markdown", "load_goals"]
 
-_FIELDS = {"preset", "data", "n", "at_most", "seeds", "reference", "curves", "tried"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +108,10 @@ class Goal:
                    seeds=seeds, reference=raw["reference"], curves=tuple(curves), tried=tried)
 
 
+#: The fields a goal entry may have.
+_FIELDS = {f.name for f in fields(Goal)}
+
+
 def load_goals(results: dict[str, Any]) -> list[Goal]:
     """The goals of a results file's contents (none if it has no ``"goals"``).
 
@@ -181,15 +184,10 @@ def goals_markdown(goals: list[Goal], groups: list[dict[str, Any]]) -> list[str]
         lines.append(f"| {goal.preset} | {goal.data} | {goal.n} | <= {goal.at_most:.2e} "
                      f"({goal.seeds}) | {goal.reference} | {best} | {error} | {st.tried} | "
                      f"**{st.status}** |")
-        said = []
-        for g in st.promising:
-            said.append(f"{_recipe(g)} is below the goal on {len(g['seeds'])} of "
-                        f"{goal.seeds} seeds ({_mean(g, goal.n):.3e}).")
-        if goal.tried:
-            said.append(goal.tried)
-        said += [f"![{goal.preset} learning curves]({c})" for c in goal.curves]
-        if said:
-            notes.append(f"- **{goal.preset}, {goal.data}, {goal.n}**: " + " ".join(
-                s for s in said if not s.startswith("!")))
-            notes += [f"  {s}" for s in said if s.startswith("!")]
+        said = [f"{_recipe(g)} is below the goal on {len(g['seeds'])} of {goal.seeds} seeds "
+                f"({_mean(g, goal.n):.3e})." for g in st.promising]
+        said += [goal.tried] if goal.tried else []
+        images = [f"  ![{goal.preset} learning curves]({c})" for c in goal.curves]
+        if said or images:
+            notes += [f"- **{goal.preset}, {goal.data}, {goal.n}**: " + " ".join(said), *images]
     return [*lines, "", *notes, ""] if notes else [*lines, ""]

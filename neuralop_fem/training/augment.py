@@ -109,6 +109,8 @@ class BatchAugmenter:
                    "got both.")
             raise ConfigError(msg)
         self.symmetries, self.ndim, self.seed, self.rank = symmetries, ndim, int(seed), int(rank)
+        #: The 1D reflection among the symmetries, if any.
+        self.reflect = next((s for s in symmetries if s.startswith("reflect")), None)
 
     def _draws(self, size: int, high: int, *, epoch: int, index: int) -> np.ndarray:
         seq = np.random.SeedSequence([self.seed, int(epoch), int(index), self.rank])
@@ -162,11 +164,10 @@ class BatchAugmenter:
         one of the symmetries), then shifted by ``steps`` points of a ``coarsest``-point grid
         (if ``"shift"`` is)."""
         n = int(f.shape[0])
-        reflect = next((s for s in self.symmetries if s.startswith("reflect")), None)
-        if reflect is not None and flip:
+        if self.reflect is not None and flip:
             f = torch.roll(torch.flip(f, [0]), 1, 0)  # index j -> -j mod n
             # d/dx of u(-x) is -u'(-x); negating the values negates it back
-            if gradient != (reflect == "reflect-negate"):
+            if gradient != (self.reflect == "reflect-negate"):
                 f = -f
         if "shift" in self.symmetries:
             f = torch.roll(f, shifts=-steps * (n // coarsest), dims=0)  # u(x) -> u(x + s)
@@ -204,7 +205,7 @@ def training_augmenter(task: str, augment: str, grid: str, *, seed: int,
     if augment == "none":
         return None
     kit, problem = get_kit(task), get_problem(task)
-    kept = grid_symmetries(tuple(kit.symmetries), grid)
+    kept = grid_symmetries(kit.symmetries, grid)
     if not kept:
         stated = list(kit.symmetries) or "none"
         msg = (f"`augment` 'symmetries' needs a symmetry of the {task} problem that "
