@@ -16,7 +16,9 @@
 #      batch 4), burgers-galerkin and burgers-fourier at 400 epochs of the long recipe
 #      (peak lr 5e-4, gamma 0.5), the Fourier Transformer with two seeds, and its float32 and
 #      bf16 (float32 parts) runs of one seed. The zoo's burgers-fourier is now the 600-epoch
-#      run of scripts/train_beyond_paper.sh (runs/beyond/burgers-fourier-600).
+#      run of scripts/train_beyond_paper.sh (runs/beyond/burgers-fourier-600), and its
+#      burgers-galerkin the 600-epoch run with the symmetry augmentation there
+#      (runs/beyond/burgers-galerkin-600-aug).
 # Pack a finished run with the `neuralop-fem zoo add` command docs/training.md gives.
 set -uo pipefail
 cd "$(dirname "$0")/.."
