@@ -30,7 +30,6 @@ from ..errors import DatasetError
 __all__ = ["Goal", "GoalStatus", "goal_status", "goals_markdown", "load_goals"]
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class Goal:
     """One goal of the reproduction.
