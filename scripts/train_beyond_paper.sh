@@ -16,8 +16,8 @@
 #     zoo's 100-epoch run errs 4x more on test than on training samples), two seeds; then the
 #     same without the augmentation, one seed, to tell the two levers apart.
 # MAX_EPOCHS=K stops each run after K epochs of this call (resume with the same command).
-# CHECKPOINT_MINUTES=M writes the within-epoch checkpoint every M minutes instead of the
-# preset's 10 (a Darcy epoch takes about 5 minutes on a shared core; less is lost to a kill).
+# CHECKPOINT_MINUTES=M passes --checkpoint-minutes M: the within-epoch checkpoint every M
+# minutes instead of 10 (a Darcy epoch takes about 5 minutes on a shared core).
 # ONLY=REGEX trains only the runs whose folder name matches the extended regular expression,
 # so that two calls share the work on two cores, one run per core:
 #   ONLY='^(burgers-fourier|darcy-galerkin-200-aug$|darcy-galerkin-200$)'  in one call,
@@ -54,7 +54,7 @@ sys.exit(json.load(open(sys.argv[1])).get("status") != "finished")' "$out/run.js
     say "training $out"
     local extra=()
     [ -n "$MAX_EPOCHS" ] && extra=(--max-epochs-this-call "$MAX_EPOCHS")
-    [ -n "$CHECKPOINT_MINUTES" ] && extra+=(--set "checkpoint_minutes=$CHECKPOINT_MINUTES")
+    [ -n "$CHECKPOINT_MINUTES" ] && extra+=(--checkpoint-minutes "$CHECKPOINT_MINUTES")
     neuralop-fem train --out "$out" --threads "$THREADS" "${extra[@]}" "$@" || say "FAILED: $out"
 }
 [ -f "$BURGERS" ] || neuralop-fem generate burgers --samples 1224 --resolution 8192 --seed 0 \
